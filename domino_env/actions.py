@@ -1,0 +1,33 @@
+"""The action encoding: ``action = end * 28 + tile`` (docs/engine.md).
+
+End-major order keeps each end's 28 tiles contiguous, so the legal mask is the
+per-end legal bitboards unpacked in place.
+"""
+
+from __future__ import annotations
+
+from .rules import END_NAMES, Rules
+from .tiles import NUM_TILES, tile_name
+
+
+def encode(tile: int, end: int) -> int:
+    """Action placing ``tile`` on ``end`` (0 left, 1 right, 2 up, 3 down)."""
+    return end * NUM_TILES + tile
+
+
+def decode(action: int) -> tuple[int, int]:
+    """``(tile, end)`` of an action."""
+    end, tile = divmod(int(action), NUM_TILES)
+    return tile, end
+
+
+def action_to_move(action: int, opening: bool = False) -> str:
+    """Record notation: ``"6-3:left"``, or a bare ``"6-3"`` for an opening move."""
+    tile, end = decode(action)
+    return tile_name(tile) if opening else f"{tile_name(tile)}:{END_NAMES[end]}"
+
+
+def check_action(rules: Rules, action: int) -> None:
+    """Raise ValueError when an action is outside the rules' action space."""
+    if not 0 <= int(action) < rules.num_actions:
+        raise ValueError(f"action {action} is out of range 0..{rules.num_actions - 1} for {rules.name!r}")

@@ -1,0 +1,538 @@
+"""The batched game core: N games of one rule system stepped together with NumPy.
+
+Every game always has a seat to move (finished rounds and games are reset in
+place), so ``step`` takes one action per game. Hands and the table are ``uint64``
+bitboards; per-end legal tile sets are cached after every step, and the legal
+mask and random legal actions are built from them; every seat's observation is
+kept up to date incrementally. There is no Python loop over games: the only loops
+are over seats (at most 4). Conventions (action encoding, spinner, scoring,
+observation layout) are in ``docs/engine.md``.
+
+Example::
+
+    core = DominoCore(Rules.preset("block", 2), num_games=4096, seed=0)
+    for _ in range(100):
+        mask = core.legal_mask()            # (N, num_actions) bool
+        obs = core.observe()                # (N, obs_size) int16, seat to move
+        result = core.step(core.random_actions())
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .actions import action_to_move
+from .deals import BIT, DealSource
+from .errors import IllegalMoveError
+from .observation import ObservationViews, observation_size
+from .rules import Rules
+from .tiles import HIGH, IS_DOUBLE, LOW, NUM_TILES, NUMBER_MASK, OTHER_HALF, PIPS
+
+ONE = np.uint64(1)
+FIT_MASK = np.concatenate([[0], NUMBER_MASK]).astype(np.uint64)
+"""``FIT_MASK[n + 1]``: tiles carrying n; ``FIT_MASK[0]`` (an end not open) is empty."""
+NUMBER_BIT = np.array([0] + [1 << n for n in range(7)], dtype=np.uint8)
+"""``NUMBER_BIT[n + 1]``: the bit of number n in a 7-bit number set (0: end not open)."""
+END_VALUE = np.zeros((NUM_TILES + 1) * 8, dtype=np.int16)
+"""``END_VALUE[(outer_tile + 1) * 8 + n + 1]``: what an end showing n adds to the fives count."""
+END_VALUE.reshape(NUM_TILES + 1, 8)[1:, 1:] = np.arange(7)[None, :] * (1 + IS_DOUBLE[:, None])
+OTHER_HALF_FLAT = np.concatenate([OTHER_HALF, np.full((NUM_TILES, 1), -1, np.int8)], axis=1).reshape(-1)
+"""``OTHER_HALF_FLAT[tile * 8 + n]``: number shown after placing ``tile`` against ``n``."""
+
+_CHUNK = np.arange(1 << 14)
+_BITS14 = (_CHUNK[:, None] >> np.arange(14)) & 1
+PIPS_LOW = (_BITS14 * PIPS[:14]).sum(axis=1).astype(np.int16)
+PIPS_HIGH = (_BITS14 * PIPS[14:]).sum(axis=1).astype(np.int16)
+POPCOUNT14 = _BITS14.sum(axis=1).astype(np.int64)
+NTH_BIT14 = np.zeros((1 << 14) * 14, dtype=np.int64)
+"""``NTH_BIT14[chunk * 14 + j]``: position of the j-th set bit of a 14-bit chunk."""
+for _j in range(14):
+    _cum = np.cumsum(_BITS14, axis=1)
+    NTH_BIT14[_j::14] = np.where(_cum[:, -1] > _j, (_cum <= _j).sum(axis=1), 0)
+del _CHUNK, _BITS14, _cum, _j
+LOW14 = np.uint64(0x3FFF)
+SHIFT14 = np.uint64(14)
+
+END_CODES = ("", "domino", "blocked", "closed", "target")
+"""``StepResult.end`` codes: 0 round goes on, 1 domino, 2 blocked, 3 closed, 4 target."""
+DOMINO, BLOCKED, CLOSED, TARGET = 1, 2, 3, 4
+
+
+def hand_pips(hands: np.ndarray) -> np.ndarray:
+    """Pip total of each bitboard (any shape)."""
+    low = (hands & LOW14).astype(np.intp)
+    return PIPS_LOW[low] + PIPS_HIGH[(hands >> SHIFT14).astype(np.intp)]
+
+
+@dataclass
+class StepResult:
+    """What happened in a step, per game. Finished games are already reset.
+
+    ``points``/``scores`` are per side (team or seat) and describe the round that
+    just ended (zeros where ``round_over`` is False).
+    """
+
+    round_over: np.ndarray
+    """(N,) bool: a round ended on this step."""
+    game_over: np.ndarray
+    """(N,) bool: the episode ended (every round in round mode; the game in match mode)."""
+    end: np.ndarray
+    """(N,) int8: END_CODES index of how the round ended."""
+    winner: np.ndarray
+    """(N,) int8: winning side of the round, -1 for none."""
+    points: np.ndarray
+    """(N, sides) int32: points of the round that ended (fives + end points)."""
+    scores: np.ndarray
+    """(N, sides) int32: game scores after this step, before any reset."""
+    game_winner: np.ndarray
+    """(N,) int8: winning side of the game where game_over, else -1."""
+    fives: np.ndarray
+    """(N,) int32: fives scored by this placement (0 without fives scoring)."""
+
+
+class DominoCore:
+    """N games of one rule system. See the module docstring and docs/engine.md.
+
+    mode ``"round"``: each round is an episode (scores start at 0, the first-round
+    opener rule each time). ``"match"``: rounds continue to the target with the
+    later-round opener rule; a finished game starts a new one.
+    Explicit ``deals`` (shape (D, 28), or (28,)) are walked in order by every game
+    (deal k of each game is ``deals[k % D]``); ``openers`` fixes the chance opener
+    of each deal (lots/random presets).
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        num_games: int,
+        seed: int | np.random.Generator | None = None,
+        mode: Literal["round", "match"] = "round",
+        deals: np.ndarray | None = None,
+        openers: np.ndarray | None = None,
+    ) -> None:
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        if mode not in ("round", "match"):
+            raise ValueError(f"mode must be 'round' or 'match', got {mode!r}")
+        self.rules = rules
+        self.num_games = n = int(num_games)
+        self.mode = mode
+        self.players = p = rules.players
+        self.num_sides = rules.num_sides
+        self.num_ends = rules.num_ends
+        self.num_actions = rules.num_actions
+        self.obs_size = observation_size(rules)
+        self.side_of_seat = np.array([rules.side_of(s) for s in range(p)], dtype=np.intp)
+        self._arange = np.arange(n)
+        self._seat_base = self._arange * p
+        self._end_base = self._arange * 8
+        self._next_seat = (np.arange(p) + 1) % p
+
+        self.hands = np.zeros((n, p), dtype=np.uint64)
+        self.table = np.zeros(n, dtype=np.uint64)
+        self.deal = np.zeros((n, NUM_TILES), dtype=np.int8)
+        """(N, 28) this round's deal: hands in seat order, then the boneyard in draw order."""
+        self.draw_prefix = np.zeros((n, NUM_TILES + 1), dtype=np.uint64)
+        self.bone_pos = np.zeros(n, dtype=np.intp)
+        self._end_state = np.full((n, 8), -1, dtype=np.intp)
+        self.ends = self._end_state[:, :4]
+        """(N, 4) number showing at left, right, up, down; -1 when not open."""
+        self.end_tile = self._end_state[:, 4:]
+        """(N, 4) outer tile of each end; -1 when not open or an unplayed short side."""
+        self.spinner = np.full(n, -1, dtype=np.intp)
+        self.spin_need = np.zeros(n, dtype=np.intp)
+        self.to_play = np.zeros(n, dtype=np.intp)
+        self.opener = np.zeros(n, dtype=np.intp)
+        self.forced = np.full(n, -1, dtype=np.intp)
+        self.num_placed = np.zeros(n, dtype=np.int16)
+        self.last_move = np.zeros((n, p), dtype=np.int16)
+        """(N, P) placement number of each seat's latest tile this round (0: none)."""
+        self.missing = np.zeros((n, p), dtype=np.uint8)
+        """(N, P) 7-bit sets of the numbers each seat is known not to hold."""
+        self.draws = np.zeros((n, p), dtype=np.int16)
+        """(N, P) tiles drawn this round."""
+        self.passes = np.zeros((n, p), dtype=np.int16)
+        """(N, P) passes this round."""
+        self.scores = np.zeros((n, self.num_sides), dtype=np.int32)
+        self.round_points = np.zeros((n, self.num_sides), dtype=np.int32)
+        self.rounds_played = np.zeros(n, dtype=np.int32)
+        self.legal_bits = np.zeros((n, self.num_ends), dtype=np.uint64)
+        self.views = ObservationViews(rules, n)
+        self.reset(seed=seed, deals=deals, openers=openers)
+
+    # -- resetting -----------------------------------------------------------
+    def reset(
+        self,
+        seed: int | np.random.Generator | None = None,
+        deals: np.ndarray | None = None,
+        openers: np.ndarray | None = None,
+    ) -> None:
+        """Start every game afresh (new game, scores 0). A seed reseeds everything.
+
+        Without new ``deals`` a fixed deal list restarts from its first deal.
+        """
+        if seed is not None or not hasattr(self, "rng"):
+            self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if deals is not None or not hasattr(self, "deal_source"):
+            self.deal_source = DealSource(self.rules, self.rng, self.num_games, deals, openers)
+        else:
+            self.deal_source.restart(self.rng)
+        self.scores[:] = 0
+        self.rounds_played[:] = 0
+        self._start_rounds(self._arange, first=np.ones(self.num_games, dtype=bool))
+        self._update_legal()
+
+    def _start_rounds(self, games: np.ndarray, first: np.ndarray, winners: np.ndarray | None = None) -> None:
+        """Deal and set up a new round in ``games`` (first[i]: first round of its game)."""
+        rules = self.rules
+        new = self.deal_source.take(games)
+        self.hands[games] = new.hands
+        self.deal[games] = new.deals
+        if rules.drawing:
+            self.draw_prefix[games] = new.draw_prefix
+            self.bone_pos[games] = rules.players * rules.hand_size
+        else:
+            self.bone_pos[games] = NUM_TILES
+        self.table[games] = 0
+        self._end_state[games] = -1
+        if rules.spinner:
+            self.spinner[games] = -1
+            self.spin_need[games] = 0
+        self.num_placed[games] = 0
+        self.last_move[games] = 0
+        self.missing[games] = 0
+        self.draws[games] = 0
+        self.passes[games] = 0
+        self.round_points[games] = 0
+        opener, forced = new.opener, new.forced
+        if rules.later_opener != "same":
+            later = self._next_seat.take(self.opener[games])
+            if rules.later_opener == "winner" and winners is not None:
+                later = np.where(winners >= 0, winners, later)
+            opener, forced = np.where(first, opener, later), np.where(first, forced, -1)
+        self.opener[games] = opener
+        self.to_play[games] = opener
+        self.forced[games] = forced
+        self.views.start_round(games, new.own_tiles)
+
+    # -- queries ---------------------------------------------------------------
+    def _update_legal(self) -> None:
+        """Cache, per game and end, the tiles the seat to move may place there."""
+        hand = self.hands.reshape(-1).take(self._seat_base + self.to_play)
+        for e in range(self.num_ends):
+            np.bitwise_and(hand, FIT_MASK.take(self.ends[:, e] + 1), out=self.legal_bits[:, e])
+        opening = np.flatnonzero(self.table == 0)
+        if len(opening):
+            forced = self.forced[opening]
+            self.legal_bits[opening] = 0
+            self.legal_bits[opening, 0] = np.where(forced >= 0, BIT.take(np.maximum(forced, 0)), hand[opening])
+
+    def legal_mask(self) -> np.ndarray:
+        """(N, num_actions) bool mask of the legal actions of the seat to move."""
+        n, e = self.num_games, self.num_ends
+        bytes_ = self.legal_bits.view(np.uint8).reshape(n, e, 8)
+        bits = np.unpackbits(bytes_, axis=2, count=NUM_TILES, bitorder="little")
+        return bits.reshape(n, NUM_TILES * e).view(bool)
+
+    def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """A uniformly random legal action per game (int64), from the cached bitboards."""
+        rng = self.rng if rng is None else rng
+        ar = self._arange
+        counts = np.bitwise_count(self.legal_bits).astype(np.int64)
+        total = counts.sum(axis=1)
+        rank = (rng.random(self.num_games) * total).astype(np.int64)
+        end = np.zeros(self.num_games, dtype=np.int64)
+        for e in range(self.num_ends - 1):
+            move_on = (end == e) & (rank >= counts[:, e])
+            rank -= np.where(move_on, counts[:, e], 0)
+            end += move_on
+        bits = self.legal_bits.reshape(-1).take(ar * self.num_ends + end)
+        low = (bits & LOW14).astype(np.int64)
+        in_low = POPCOUNT14.take(low)
+        high = rank >= in_low
+        chunk = np.where(high, (bits >> SHIFT14).astype(np.int64), low)
+        tile = NTH_BIT14.take(chunk * 14 + rank - np.where(high, in_low, 0)) + 14 * high
+        return end * NUM_TILES + tile
+
+    def observe(self, seats: np.ndarray | int | None = None) -> np.ndarray:
+        """(N, obs_size) int16 observations of ``seats`` (default: the seat to move)."""
+        seats = (
+            self.to_play
+            if seats is None
+            else np.broadcast_to(np.asarray(seats, dtype=np.intp), (self.num_games,))
+        )
+        return self.views.observe(self, seats)
+
+    def hand_pips(self) -> np.ndarray:
+        """(N, players) pips left in each hand."""
+        return hand_pips(self.hands)
+
+    # -- stepping --------------------------------------------------------------
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Place one tile in every game, then run draws, passes and round ends."""
+        rules, n, p = self.rules, self.num_games, self.players
+        actions = np.asarray(actions)
+        if actions.shape != (n,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({n},), got {actions.dtype} {actions.shape}"
+            )
+        ar = self._arange
+        actions = actions.astype(np.int64, copy=False)
+        end = actions // NUM_TILES
+        tile = actions - end * NUM_TILES
+        in_range = (actions >= 0) & (actions < self.num_actions)
+        if not in_range.all():
+            self._raise_illegal(actions, in_range)
+        legal = (self.legal_bits.reshape(-1).take(ar * self.num_ends + end) >> tile.astype(np.uint64)) & ONE
+        if not legal.all():
+            self._raise_illegal(actions, legal.astype(bool))
+
+        seat = self.to_play.copy()
+        seat_index = self._seat_base + seat
+        bit = BIT.take(tile)
+        hands_flat = self.hands.reshape(-1)
+        hands_flat[seat_index] ^= bit
+        opening = self.table == 0
+        self.table |= bit
+        self.num_placed += 1
+        self.last_move.reshape(-1)[seat_index] = self.num_placed
+        self.views.placed(tile, seat, np.where(opening, 1, end + 2), self.num_placed)
+
+        # ends and end_tile are the two halves of each _end_state row.
+        end_index = self._end_base + end
+        end_state = self._end_state.reshape(-1)
+        outer_before = end_state.take(end_index + 4)
+        end_state[end_index] = OTHER_HALF_FLAT.take(tile * 8 + end_state.take(end_index))
+        end_state[end_index + 4] = tile
+        if opening.any():
+            op = np.flatnonzero(opening)
+            self.ends[op, 0] = HIGH.take(tile[op])
+            self.ends[op, 1] = LOW.take(tile[op])
+            self.end_tile[op, 1] = tile[op]
+        if rules.spinner:
+            self._update_spinner(tile, end, opening, outer_before)
+
+        side = self.side_of_seat.take(seat)
+        fives = None
+        if rules.fives:
+            fives = self._score_fives(tile, side)
+
+        end_code = np.zeros(n, dtype=np.int8)
+        if rules.target_mid_round:
+            reached = self.scores.reshape(-1).take(ar * self.num_sides + side) >= rules.target
+            end_code[(fives > 0) & reached] = TARGET
+        end_code[hands_flat.take(seat_index) == 0] = DOMINO
+        if rules.closed_game:
+            end_code[(end_code == 0) & self._closed()] = CLOSED
+        end_code[self._advance(seat, end_code == 0)] = BLOCKED
+
+        result = StepResult(
+            round_over=end_code > 0,
+            game_over=np.zeros(n, dtype=bool),
+            end=end_code,
+            winner=np.full(n, -1, dtype=np.int8),
+            points=np.zeros((n, self.num_sides), dtype=np.int32),
+            scores=self.scores.copy(),
+            game_winner=np.full(n, -1, dtype=np.int8),
+            fives=np.zeros(n, dtype=np.int32) if fives is None else fives,
+        )
+        finished = np.flatnonzero(end_code)
+        if len(finished):
+            self._finish_rounds(finished, seat[finished], end_code[finished], result)
+        self._update_legal()
+        return result
+
+    def _raise_illegal(self, actions: np.ndarray, ok: np.ndarray) -> None:
+        game = int(np.flatnonzero(~ok)[0])
+        action = int(actions[game])
+        opening = bool(self.table[game] == 0)
+        moves = ", ".join(action_to_move(a, opening) for a in np.flatnonzero(self.legal_mask()[game]))
+        if 0 <= action < self.num_actions:
+            what = f"action {action} ({action_to_move(action, opening)})"
+        else:
+            what = f"action {action} (out of range 0..{self.num_actions - 1})"
+        raise IllegalMoveError(
+            f"game {game}: {what} is illegal for seat {int(self.to_play[game])}; legal: {moves}"
+        )
+
+    def _update_spinner(
+        self, tile: np.ndarray, end: np.ndarray, opening: np.ndarray, outer_before: np.ndarray
+    ) -> None:
+        """The first double becomes the spinner; its short sides open once both long sides hold a tile."""
+        attach = (self.spin_need > 0) & (outer_before == self.spinner) & (end < 2) & ~opening
+        self.spin_need -= attach
+        opened = np.flatnonzero(attach & (self.spin_need == 0))
+        if len(opened):
+            number = HIGH[self.spinner[opened].astype(np.intp)]
+            self.ends[opened, 2] = number
+            self.ends[opened, 3] = number
+        new = (self.spinner < 0) & IS_DOUBLE[tile]
+        if new.any():
+            self.spinner[new] = tile[new]
+            self.spin_need[new] = np.where(opening[new], 2, 1)
+
+    def _score_fives(self, tile: np.ndarray, side: np.ndarray) -> np.ndarray:
+        """Score the open-end count when it is a positive multiple of 5."""
+        index = (self.end_tile.astype(np.intp) + 1) * 8 + self.ends + 1
+        count = END_VALUE[index].sum(axis=1)
+        count = np.where(self.num_placed == 1, PIPS[tile], count).astype(np.int32)
+        fives = np.where((count % 5 == 0) & (count > 0), count, 0).astype(np.int32)
+        scorers = np.flatnonzero(fives)
+        if len(scorers):
+            self.scores[scorers, side[scorers]] += fives[scorers]
+            self.round_points[scorers, side[scorers]] += fives[scorers]
+        return fives
+
+    def _closed(self) -> np.ndarray:
+        """Every open end shows one number whose 7 tiles are all on the table."""
+        first = self.ends[:, 0]
+        same = ((self.ends == first[:, None]) | (self.ends < 0)).all(axis=1)
+        complete = (FIT_MASK[first.astype(np.intp) + 1] & ~self.table) == 0
+        return same & complete & (first >= 0)
+
+    def _advance(self, placer: np.ndarray, going: np.ndarray) -> np.ndarray:
+        """Pass the turn to the next seat that can play, running draws and passes.
+
+        Computed for every game at once; games not ``going`` (their round just
+        ended) are left untouched. Returns the games where nobody can play (blocked).
+        """
+        p = self.players
+        ends = self.ends + 1
+        fit = FIT_MASK.take(ends[:, 0]) | FIT_MASK.take(ends[:, 1])
+        numbers = NUMBER_BIT.take(ends[:, 0]) | NUMBER_BIT.take(ends[:, 1])
+        if self.rules.spinner:
+            fit |= FIT_MASK.take(ends[:, 2]) | FIT_MASK.take(ends[:, 3])
+            numbers |= NUMBER_BIT.take(ends[:, 2]) | NUMBER_BIT.take(ends[:, 3])
+        hands_flat = self.hands.reshape(-1)
+        seat = self._next_seat.take(placer)
+        can = (hands_flat.take(self._seat_base + seat) & fit) != 0
+        self.to_play[:] = seat
+        # The few games whose next seat cannot play: walk round the table with them.
+        games = np.flatnonzero(going & ~can)
+        seat = seat[games]
+        for _ in range(p):
+            drawers = self.bone_pos.take(games) < NUM_TILES
+            passers = ~drawers
+            g, s = games[passers], seat[passers]
+            self.passes[g, s] += 1
+            self.missing[g, s] |= numbers[g]
+            if drawers.any():
+                found = self._draw(games[drawers], seat[drawers], fit, numbers)
+                keep = np.ones(len(games), dtype=bool)
+                keep[np.flatnonzero(drawers)[found]] = False
+                games, seat = games[keep], seat[keep]
+            seat = self._next_seat.take(seat)
+            can = (hands_flat.take(games * p + seat) & fit[games]) != 0
+            self.to_play[games[can]] = seat[can]
+            games, seat = games[~can], seat[~can]
+            if not len(games):
+                break
+        blocked = np.zeros(self.num_games, dtype=bool)
+        blocked[games] = True
+        return blocked
+
+    def _draw(self, games: np.ndarray, seats: np.ndarray, fit_all: np.ndarray, numbers_all: np.ndarray) -> np.ndarray:
+        """``seats`` draw in boneyard order until a tile fits; returns which found one."""
+        start = self.bone_pos[games]
+        fits = ((fit_all[games, None] >> self.deal[games].astype(np.uint64)) & ONE).astype(bool)
+        fits &= np.arange(NUM_TILES)[None, :] >= start[:, None]
+        found = fits.any(axis=1)
+        stop = np.where(found, fits.argmax(axis=1) + 1, NUM_TILES)
+        drawn = self.draw_prefix[games, stop] & ~self.draw_prefix[games, start]
+        self.hands[games, seats] |= drawn
+        self.draws[games, seats] += (stop - start).astype(np.int16)
+        self.bone_pos[games] = stop
+        self.missing[games, seats] = numbers_all[games]
+        self.passes[games[~found], seats[~found]] += 1
+        self.to_play[games[found]] = seats[found]
+        self.views.drew(games, seats, drawn)
+        return found
+    # -- round and game ends -----------------------------------------------------
+    def _finish_rounds(
+        self, games: np.ndarray, placer: np.ndarray, end: np.ndarray, result: StepResult
+    ) -> None:
+        """Score the rounds that ended, decide game ends, and start new rounds/games."""
+        rules = self.rules
+        rows = np.arange(len(games))
+        side_pips = self._per_side(hand_pips(self.hands[games]).astype(np.int32))
+        winner = np.where((end == TARGET) | (end == DOMINO), self.side_of_seat[placer], -1)
+        stuck = (end == BLOCKED) | (end == CLOSED)
+        if stuck.any():
+            winner = np.where(stuck, self._blocked_winner(games, placer, side_pips), winner)
+        scored = (winner >= 0) & (end != TARGET)
+        won = np.maximum(winner, 0)
+        own = side_pips[rows, won]
+        points = np.where(scored, _round_points(rules.round_points, side_pips.sum(axis=1) - own, own), 0)
+        self.scores[games, won] += points.astype(np.int32)
+        self.round_points[games, won] += points.astype(np.int32)
+
+        scores = self.scores[games]
+        best = scores.max(axis=1)
+        decided = (best >= rules.target) & ((scores == best[:, None]).sum(axis=1) == 1)
+        game_winner = np.where(end == TARGET, winner, np.where(decided, scores.argmax(axis=1), -1))
+        game_over = decided | (end == TARGET) if self.mode == "match" else np.ones(len(games), dtype=bool)
+
+        result.winner[games] = winner
+        result.points[games] = self.round_points[games]
+        result.scores[games] = scores
+        result.game_over[games] = game_over
+        result.game_winner[games] = np.where(game_over, game_winner, -1)
+
+        self.rounds_played[games] += 1
+        over = games[game_over]
+        self.scores[over] = 0
+        self.rounds_played[over] = 0
+        # Sides are seats whenever later_opener is "winner" (rules validation).
+        self._start_rounds(games, first=game_over, winners=np.where(scored, winner, -1))
+
+    def _per_side(self, per_seat: np.ndarray, reduce=np.add) -> np.ndarray:
+        """Fold a (m, players) array into (m, sides): team pairs 0+2 and 1+3, or unchanged."""
+        return reduce(per_seat[:, :2], per_seat[:, 2:]) if self.rules.teams else per_seat
+
+    def _blocked_winner(self, games: np.ndarray, placer: np.ndarray, side_pips: np.ndarray) -> np.ndarray:
+        """Winning side of a blocked/closed round (-1: nobody), by the blocked rules."""
+        rules, p = self.rules, self.players
+        if rules.blocked_winner == "lightest_hand":
+            key = -side_pips
+        elif rules.blocked_winner == "heaviest_hand":
+            key = side_pips
+        else:
+            key = self.scores[games]
+        tied = key == key.max(axis=1, keepdims=True)
+        single = tied.sum(axis=1) == 1
+        winner = np.where(single, tied.argmax(axis=1), -1)
+        if rules.blocked_tie == "opener":
+            distance = (np.arange(p)[None, :] - self.opener[games][:, None]) % p
+            side_distance = self._per_side(distance, reduce=np.minimum)
+            return np.where(single, winner, np.where(tied, side_distance, p).argmin(axis=1))
+        if rules.blocked_tie == "blocker_loses":
+            return np.where(single, winner, 1 - self.side_of_seat[placer])
+        if rules.blocked_tie == "fewest_tiles":
+            tiles = np.where(
+                tied, self._per_side(np.bitwise_count(self.hands[games]).astype(np.int32)), NUM_TILES + 1
+            )
+            fewest = tiles == tiles.min(axis=1, keepdims=True)
+            last = self._per_side(self.last_move[games].astype(np.int32), reduce=np.maximum)
+            by_tiles = np.where(
+                fewest.sum(axis=1) == 1, fewest.argmax(axis=1), np.where(fewest, last, -1).argmax(axis=1)
+            )
+            return np.where(single, winner, by_tiles)
+        return winner
+
+
+def _round_points(kind: str, opp: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """What the round winner scores (rules.round_points)."""
+    if kind == "opponents":
+        return opp
+    if kind == "opponents_minus_own":
+        return opp - own
+    if kind == "all_hands":
+        return opp + own
+    if kind == "opponents_down5_minus_own":
+        return opp // 5 * 5 - own
+    return (opp + 2) // 5 * 5
