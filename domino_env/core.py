@@ -218,7 +218,8 @@ class DominoCore:
         self.opener[games] = opener
         self.to_play[games] = opener
         self.forced[games] = forced
-        self.views.start_round(games, new.own_tiles)
+        draw_pile = rules.boneyard_size if rules.drawing else 0
+        self.views.start_round(games, new.own_tiles, self.scores[games], opener, draw_pile)
 
     # -- queries ---------------------------------------------------------------
     def _update_legal(self) -> None:
@@ -230,7 +231,9 @@ class DominoCore:
         if len(opening):
             forced = self.forced[opening]
             self.legal_bits[opening] = 0
-            self.legal_bits[opening, 0] = np.where(forced >= 0, BIT.take(np.maximum(forced, 0)), hand[opening])
+            self.legal_bits[opening, 0] = np.where(
+                forced >= 0, BIT.take(np.maximum(forced, 0)), hand[opening]
+            )
 
     def legal_mask(self) -> np.ndarray:
         """(N, num_actions) bool mask of the legal actions of the seat to move."""
@@ -244,7 +247,9 @@ class DominoCore:
         rng = self.rng if rng is None else rng
         ar = self._arange
         counts = np.bitwise_count(self.legal_bits).astype(np.int64)
-        total = counts.sum(axis=1)
+        total = counts[:, 0] + counts[:, 1]
+        for e in range(2, self.num_ends):
+            total += counts[:, e]
         rank = (rng.random(self.num_games) * total).astype(np.int64)
         end = np.zeros(self.num_games, dtype=np.int64)
         for e in range(self.num_ends - 1):
@@ -275,7 +280,7 @@ class DominoCore:
     # -- stepping --------------------------------------------------------------
     def step(self, actions: np.ndarray) -> StepResult:
         """Place one tile in every game, then run draws, passes and round ends."""
-        rules, n, p = self.rules, self.num_games, self.players
+        rules, n = self.rules, self.num_games
         actions = np.asarray(actions)
         if actions.shape != (n,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(
@@ -301,19 +306,21 @@ class DominoCore:
         self.table |= bit
         self.num_placed += 1
         self.last_move.reshape(-1)[seat_index] = self.num_placed
-        self.views.placed(tile, seat, np.where(opening, 1, end + 2), self.num_placed)
 
         # ends and end_tile are the two halves of each _end_state row.
         end_index = self._end_base + end
         end_state = self._end_state.reshape(-1)
         outer_before = end_state.take(end_index + 4)
-        end_state[end_index] = OTHER_HALF_FLAT.take(tile * 8 + end_state.take(end_index))
+        number = OTHER_HALF_FLAT.take(tile * 8 + end_state.take(end_index))
+        end_state[end_index] = number
         end_state[end_index + 4] = tile
+        self.views.placed(tile, seat, end, opening, number, self.num_placed)
         if opening.any():
             op = np.flatnonzero(opening)
             self.ends[op, 0] = HIGH.take(tile[op])
             self.ends[op, 1] = LOW.take(tile[op])
             self.end_tile[op, 1] = tile[op]
+            self.views.opened(op, tile[op], self.ends[op, 0], self.ends[op, 1])
         if rules.spinner:
             self._update_spinner(tile, end, opening, outer_before)
 
@@ -371,6 +378,7 @@ class DominoCore:
             number = HIGH[self.spinner[opened].astype(np.intp)]
             self.ends[opened, 2] = number
             self.ends[opened, 3] = number
+            self.views.short_sides_opened(opened, number)
         new = (self.spinner < 0) & IS_DOUBLE[tile]
         if new.any():
             self.spinner[new] = tile[new]
@@ -386,6 +394,7 @@ class DominoCore:
         if len(scorers):
             self.scores[scorers, side[scorers]] += fives[scorers]
             self.round_points[scorers, side[scorers]] += fives[scorers]
+            self.views.scores(scorers, self.scores[scorers])
         return fives
 
     def _closed(self) -> np.ndarray:
@@ -421,11 +430,11 @@ class DominoCore:
             g, s = games[passers], seat[passers]
             self.passes[g, s] += 1
             self.missing[g, s] |= numbers[g]
+            found = np.zeros(len(games), dtype=bool)
             if drawers.any():
-                found = self._draw(games[drawers], seat[drawers], fit, numbers)
-                keep = np.ones(len(games), dtype=bool)
-                keep[np.flatnonzero(drawers)[found]] = False
-                games, seat = games[keep], seat[keep]
+                found[drawers] = self._draw(games[drawers], seat[drawers], fit, numbers)
+            self.views.missing(games, self.missing[games])
+            games, seat = games[~found], seat[~found]
             seat = self._next_seat.take(seat)
             can = (hands_flat.take(games * p + seat) & fit[games]) != 0
             self.to_play[games[can]] = seat[can]
@@ -436,7 +445,9 @@ class DominoCore:
         blocked[games] = True
         return blocked
 
-    def _draw(self, games: np.ndarray, seats: np.ndarray, fit_all: np.ndarray, numbers_all: np.ndarray) -> np.ndarray:
+    def _draw(
+        self, games: np.ndarray, seats: np.ndarray, fit_all: np.ndarray, numbers_all: np.ndarray
+    ) -> np.ndarray:
         """``seats`` draw in boneyard order until a tile fits; returns which found one."""
         start = self.bone_pos[games]
         fits = ((fit_all[games, None] >> self.deal[games].astype(np.uint64)) & ONE).astype(bool)
@@ -450,8 +461,9 @@ class DominoCore:
         self.missing[games, seats] = numbers_all[games]
         self.passes[games[~found], seats[~found]] += 1
         self.to_play[games[found]] = seats[found]
-        self.views.drew(games, seats, drawn)
+        self.views.drew(games, seats, drawn, NUM_TILES - stop)
         return found
+
     # -- round and game ends -----------------------------------------------------
     def _finish_rounds(
         self, games: np.ndarray, placer: np.ndarray, end: np.ndarray, result: StepResult

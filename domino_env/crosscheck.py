@@ -78,7 +78,9 @@ class CrossCheck:
                 game.step(int(actions[g]))
                 if not result.round_over[g]:
                     if self._round(g).over:
-                        raise Disagreement(f"game {g}: reference round ended ({self._round(g).end}), core's did not")
+                        raise Disagreement(
+                            f"game {g}: reference round ended ({self._round(g).end}), core's did not"
+                        )
                     continue
                 self._compare_round_end(g, game, result)
                 if result.game_over[g]:

@@ -1,21 +1,25 @@
 """The per-seat observation: exactly the public information of RULES.md section 4.
 
-Layout (int16, seat-relative; the table is in docs/engine.md): tile owner, tile
-end, tile order (28 each), end numbers and end doubles (4 each), hand sizes (P),
-draw-pile size (1), known-missing numbers (7P), scores per relative side (S),
-opener and seat to move (relative). Relative seat ``k`` of observer ``s`` is seat
-``(s + k) % P``; for teams the observer's team comes first.
+Layout (int16, seat-relative; the table is in docs/engine.md). Relative seat ``k``
+of observer ``s`` is seat ``(s + k) % P``; for teams the observer's team comes
+first. The fields are grouped by how they are kept up to date:
 
-``ObservationViews`` keeps the per-tile part up to date incrementally (a
-placement touches one entry per seat), so observing is a row gather plus a few
-small copies instead of rebuilding 28-wide arrays from bitboards each step.
+* per seat (``seat_rows``): tile owner (28), known-missing numbers (7P), scores
+  (S), opener (1) -- what differs between observers and changes rarely;
+* shared (``shared``): tile end and tile order (28 each), end numbers and end
+  doubles (4 each), draw-pile size (1) -- the same for every observer;
+* computed when observed: hand sizes (P) and the seat to move (1).
+
+A placement touches one owner entry per seat and a few shared entries, so
+observing is a row gather and a block copy instead of rebuilding 28-wide arrays
+from bitboards each step.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .rules import Rules
 from .tiles import IS_DOUBLE, NUM_TILES
@@ -23,31 +27,26 @@ from .tiles import IS_DOUBLE, NUM_TILES
 if TYPE_CHECKING:
     from .core import DominoCore
 
-OUTER_DOUBLE = np.concatenate([[0], IS_DOUBLE]).astype(np.int16)
-"""``OUTER_DOUBLE[outer_tile + 1]``: 1 when an end's outer tile is a double."""
 NUMBER_SET_BITS = ((np.arange(256)[:, None] >> np.arange(7)) & 1).astype(np.int16)
 """``NUMBER_SET_BITS[mask]``: the 7 flags of a 7-bit number set."""
-
-
-def observation_size(rules: Rules) -> int:
-    """Length of the observation vector for these rules: 95 + 8P + S."""
-    return 95 + 8 * rules.players + rules.num_sides
+TILE_END_CODES = {"opening": 1, "left": 2, "right": 3, "up": 4, "down": 5}
+"""Tile end codes in the observation (0: not on the table)."""
 
 
 def observation_fields(rules: Rules) -> dict[str, slice]:
-    """Name -> slice of each field in the observation vector."""
+    """Name -> slice of each field in the observation vector, in layout order."""
     p, s = rules.players, rules.num_sides
     sizes = [
         ("tile_owner", NUM_TILES),
+        ("missing", 7 * p),
+        ("scores", s),
+        ("opener", 1),
         ("tile_end", NUM_TILES),
         ("tile_order", NUM_TILES),
         ("end_number", 4),
         ("end_double", 4),
-        ("hand_size", p),
         ("draw_pile", 1),
-        ("missing", 7 * p),
-        ("scores", s),
-        ("opener", 1),
+        ("hand_size", p),
         ("to_move", 1),
     ]
     fields, start = {}, 0
@@ -57,49 +56,93 @@ def observation_fields(rules: Rules) -> dict[str, slice]:
     return fields
 
 
-class ObservationViews:
-    """Per-tile memory behind the observation, kept up to date incrementally.
+def observation_size(rules: Rules) -> int:
+    """Length of the observation vector for these rules: 95 + 8P + S."""
+    return 95 + 8 * rules.players + rules.num_sides
 
-    ``owner[g, s, t]`` is tile t's owner code as seat s sees it (the only
-    observer-dependent per-tile field); the tile end codes and placement orders
-    (``tile_info``) are shared by all seats. A placement touches one entry per seat; everything else in the
-    observation is cheap and is assembled from the core's state when observed.
+
+class ObservationViews:
+    """Every seat's observation of every game, kept up to date incrementally.
+
+    ``seat_rows[g, s]`` holds the per-seat block of seat s in game g and
+    ``shared[g]`` the block all seats share; see the module docstring.
     """
 
     def __init__(self, rules: Rules, num_games: int) -> None:
-        p = rules.players
+        p, f = rules.players, observation_fields(rules)
         self.rules = rules
         self.size = observation_size(rules)
-        self.fields = observation_fields(rules)
-        self.owner = np.zeros((num_games, p, NUM_TILES), dtype=np.int16)
-        self.tile_info = np.zeros((num_games, 2 * NUM_TILES), dtype=np.int16)
-        """Tile end codes then placement orders, as they sit in the observation."""
+        self.fields = f
+        self.seat_size = f["opener"].stop
+        self.shared_size = f["draw_pile"].stop - self.seat_size
+        self.seat_rows = np.zeros((num_games, p, self.seat_size), dtype=np.int16)
+        self.shared = np.zeros((num_games, self.shared_size), dtype=np.int16)
+        self._seat_rows_2d = self.seat_rows.reshape(num_games * p, self.seat_size)
+        self._seat_flat = self.seat_rows.reshape(-1)
+        self._shared_flat = self.shared.reshape(-1)
         seats = np.arange(p)
         self.rotation = (seats[:, None] + seats[None, :]) % p
         """``rotation[s, k]``: absolute seat at relative position k for observer s."""
         self.relative = ((seats[:, None] - seats[None, :]) % p).astype(np.int16)
         """``relative[q, s]``: seat q as seen by observer s."""
-        sides = np.arange(rules.num_sides)
         side_of = np.array([rules.side_of(s) for s in seats])
-        self.side_rotation = (side_of[:, None] + sides[None, :]) % rules.num_sides
-        self._owner_rows = self.owner.reshape(num_games * p, NUM_TILES)
-        self._owner_flat = self.owner.reshape(-1)
-        self._owner_base = (np.arange(num_games)[:, None] * p + seats[None, :]) * NUM_TILES
+        self.side_rotation = (side_of[:, None] + np.arange(rules.num_sides)[None, :]) % rules.num_sides
+        self._owner_base = (np.arange(num_games)[:, None] * p + seats[None, :]) * self.seat_size
+        self._shared_base = np.arange(num_games) * self.shared_size
+        start = self.seat_size
+        self._end_code_at = f["tile_end"].start - start
+        self._order_at = f["tile_order"].start - start
+        self._number_at = f["end_number"].start - start
+        self._double_at = f["end_double"].start - start
+        self._pile_at = f["draw_pile"].start - start
 
-    def start_round(self, games: np.ndarray, own_tiles: np.ndarray) -> None:
-        """Empty table for ``games``: each seat sees its own hand (``own_tiles``) only."""
-        self.owner[games] = own_tiles
-        self.tile_info[games] = 0
+    # -- updates from the core ------------------------------------------------
+    def start_round(
+        self, games: np.ndarray, own_tiles: np.ndarray, scores: np.ndarray, opener: np.ndarray, draw_pile: int
+    ) -> None:
+        """Empty table for ``games``: each seat sees its own hand only."""
+        f, m, p = self.fields, len(games), self.rules.players
+        rows = np.zeros((m, p, self.seat_size), dtype=np.int16)
+        rows[:, :, f["tile_owner"]] = own_tiles
+        rows[:, :, f["scores"]] = scores[:, self.side_rotation]
+        rows[:, :, f["opener"].start] = self.relative[opener]
+        self.seat_rows[games] = rows
+        shared = np.zeros((m, self.shared_size), dtype=np.int16)
+        shared[:, self._number_at : self._number_at + 4] = -1
+        shared[:, self._pile_at] = draw_pile
+        self.shared[games] = shared
 
-    def placed(self, tile: np.ndarray, seat: np.ndarray, end_code: np.ndarray, order: np.ndarray) -> None:
-        """Every game placed ``tile`` (by ``seat``, with tile-end code and placement order)."""
-        self._owner_flat[self._owner_base + tile[:, None]] = self.relative.take(seat, axis=0) + 2
-        flat = np.arange(len(tile)) * (2 * NUM_TILES) + tile
-        info = self.tile_info.reshape(-1)
-        info[flat] = end_code
-        info[flat + NUM_TILES] = order
+    def placed(
+        self,
+        tile: np.ndarray,
+        seat: np.ndarray,
+        end: np.ndarray,
+        opening: np.ndarray,
+        number: np.ndarray,
+        order,
+    ) -> None:
+        """Every game placed ``tile`` (by ``seat``) on ``end``, which now shows ``number``."""
+        self._seat_flat[self._owner_base + tile[:, None]] = self.relative.take(seat, axis=0) + 2
+        base = self._shared_base
+        self._shared_flat[base + self._end_code_at + tile] = np.where(opening, 1, end + 2)
+        self._shared_flat[base + self._order_at + tile] = order
+        self._shared_flat[base + self._number_at + end] = number
+        self._shared_flat[base + self._double_at + end] = IS_DOUBLE.take(tile)
 
-    def drew(self, games: np.ndarray, seats: np.ndarray, drawn: np.ndarray) -> None:
+    def opened(self, games: np.ndarray, tiles: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
+        """Opening placements: both long ends show the opening tile."""
+        base = self._shared_base[games]
+        self._shared_flat[base + self._number_at] = left
+        self._shared_flat[base + self._number_at + 1] = right
+        self._shared_flat[base + self._double_at + 1] = IS_DOUBLE.take(tiles)
+
+    def short_sides_opened(self, games: np.ndarray, number: np.ndarray) -> None:
+        """The spinner's up and down sides opened, showing its number (nothing played there yet)."""
+        base = self._shared_base[games] + self._number_at
+        self._shared_flat[base + 2] = number
+        self._shared_flat[base + 3] = number
+
+    def drew(self, games: np.ndarray, seats: np.ndarray, drawn: np.ndarray, draw_pile: np.ndarray) -> None:
         """Tiles ``drawn`` (bitboards) joined ``seats``' hands: they see them now."""
         bits = np.unpackbits(
             np.ascontiguousarray(drawn).view(np.uint8).reshape(-1, 8),
@@ -107,25 +150,27 @@ class ObservationViews:
             count=NUM_TILES,
             bitorder="little",
         )
-        self.owner[games, seats] += bits
+        self.seat_rows[games, seats, :NUM_TILES] += bits
+        self._shared_flat[self._shared_base[games] + self._pile_at] = draw_pile
 
+    def missing(self, games: np.ndarray, missing: np.ndarray) -> None:
+        """Rewrite the known-missing block of ``games`` from their (m, P) number sets."""
+        m, p = len(games), self.rules.players
+        flags = NUMBER_SET_BITS[missing.astype(np.intp)]  # (m, P, 7)
+        self.seat_rows[games, :, self.fields["missing"]] = flags[:, self.rotation].reshape(m, p, 7 * p)
+
+    def scores(self, games: np.ndarray, scores: np.ndarray) -> None:
+        """Rewrite the scores block of ``games`` from their (m, sides) game scores."""
+        self.seat_rows[games, :, self.fields["scores"]] = scores[:, self.side_rotation]
+
+    # -- reading -----------------------------------------------------------------
     def observe(self, core: DominoCore, seats: np.ndarray) -> np.ndarray:
         """(N, size) int16 observations of ``seats[g]`` in every game g."""
         f, n, p = self.fields, core.num_games, self.rules.players
         obs = np.empty((n, self.size), dtype=np.int16)
-        rows = core._arange
-        obs[:, f["tile_owner"]] = self._owner_rows.take(rows * p + seats, axis=0)
-        obs[:, f["tile_end"].start : f["tile_order"].stop] = self.tile_info
-        obs[:, f["end_number"]] = core.ends
-        obs[:, f["end_double"]] = OUTER_DOUBLE.take(core.end_tile + 1)
+        obs[:, : self.seat_size] = self._seat_rows_2d.take(core._seat_base + seats, axis=0)
+        obs[:, self.seat_size : self.seat_size + self.shared_size] = self.shared
         seat_index = core._seat_base[:, None] + self.rotation.take(seats, axis=0)
         obs[:, f["hand_size"]] = np.bitwise_count(core.hands.reshape(-1).take(seat_index))
-        obs[:, f["draw_pile"].start] = NUM_TILES - core.bone_pos
-        missing = NUMBER_SET_BITS.take(core.missing.reshape(-1).take(seat_index).astype(np.intp), axis=0)
-        obs[:, f["missing"]] = missing.reshape(n, 7 * p)
-        sides = self.rules.num_sides
-        side_index = rows[:, None] * sides + self.side_rotation.take(seats, axis=0)
-        obs[:, f["scores"]] = core.scores.reshape(-1).take(side_index)
-        obs[:, f["opener"].start] = self.relative.reshape(-1).take(core.opener * p + seats)
         obs[:, f["to_move"].start] = self.relative.reshape(-1).take(core.to_play * p + seats)
         return obs

@@ -1,0 +1,81 @@
+"""Command line: ``python -m domino_env replay FILE.json`` and ``python -m domino_env demo``.
+
+Each subcommand is a function taking the parsed arguments and returning the exit
+status; add one by registering it in ``build_parser``. Errors a user can cause
+(bad file, bad JSON, bad record, illegal move) print ``error: <message>`` on
+stderr and exit with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .benchmark import bench_core, format_table
+from .deals import random_deals
+from .records import replay
+from .reference import Round, deal_to_hands
+from .render import render_text
+from .rules import PRESET_NAMES, Rules
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """Replay a game record and print the resulting position as JSON."""
+    record = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    print(json.dumps(replay(record), indent=2))
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Play one round between random players, printing the table after every move, then time the core."""
+    rules = Rules.preset(args.preset, args.players)
+    rng = np.random.default_rng(args.seed)
+    hands, boneyard = deal_to_hands(rules, random_deals(rules, 1, rng)[0])
+    chance = rules.first_opener in ("lots", "random")
+    game = Round(rules, hands, boneyard, opener=int(rng.integers(rules.players)) if chance else None)
+    print(f"== {rules.name}, {rules.players} players, seed {args.seed} ==\n")
+    print(render_text(game), "\n")
+    while not game.over:
+        seat, moves = game.to_play, game.legal_moves()
+        move = moves[int(rng.integers(len(moves)))]
+        game.play_move(move)
+        print(f"-- seat {seat} plays {move} --")
+        print(render_text(game), "\n")
+    if args.bench_seconds > 0:
+        print(f"timing the vectorised core ({args.num_envs} games, random legal play, mask + observation)...")
+        print(format_table([bench_core(rules, args.num_envs, args.bench_seconds, args.seed)]))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m domino_env", description="Double-six dominoes tools.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    replay_cmd = commands.add_parser("replay", help="replay a game record (JSON) and print the result")
+    replay_cmd.add_argument("file", metavar="FILE.json", help="the game record")
+    replay_cmd.set_defaults(run=run_replay)
+    demo_cmd = commands.add_parser("demo", help="play and print a rendered round, then a short benchmark")
+    demo_cmd.add_argument("--preset", default="block", choices=PRESET_NAMES)
+    demo_cmd.add_argument("--players", type=int, default=None, help="default: the preset's smallest count")
+    demo_cmd.add_argument("--seed", type=int, default=0)
+    demo_cmd.add_argument("--num-envs", type=int, default=8192)
+    demo_cmd.add_argument("--bench-seconds", type=float, default=2.0, help="0 skips the benchmark")
+    demo_cmd.set_defaults(run=run_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, OSError) as exc:  # json.JSONDecodeError is a ValueError
+        message = " ".join(str(exc).splitlines())
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
