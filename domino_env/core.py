@@ -32,10 +32,10 @@ from .rules import Rules
 from .tiles import HIGH, IS_DOUBLE, LOW, NUM_TILES, NUMBER_MASK, OTHER_HALF, PIPS
 
 ONE = np.uint64(1)
-FIT_MASK = np.concatenate([[0], NUMBER_MASK]).astype(np.uint64)
-"""``FIT_MASK[n + 1]``: tiles carrying n; ``FIT_MASK[0]`` (an end not open) is empty."""
-NUMBER_BIT = np.array([0] + [1 << n for n in range(7)], dtype=np.uint8)
-"""``NUMBER_BIT[n + 1]``: the bit of number n in a 7-bit number set (0: end not open)."""
+FIT_MASK = np.concatenate([NUMBER_MASK, [0]]).astype(np.uint64)
+"""``FIT_MASK.take(n)``: tiles carrying n; n = -1 (an end not open) takes the empty last entry."""
+NUMBER_BIT = np.array([1 << n for n in range(7)] + [0], dtype=np.uint8)
+"""``NUMBER_BIT.take(n)``: the bit of number n in a 7-bit number set (0 for n = -1)."""
 END_VALUE = np.zeros((NUM_TILES + 1) * 8, dtype=np.int16)
 """``END_VALUE[(outer_tile + 1) * 8 + n + 1]``: what an end showing n adds to the fives count."""
 END_VALUE.reshape(NUM_TILES + 1, 8)[1:, 1:] = np.arange(7)[None, :] * (1 + IS_DOUBLE[:, None])
@@ -226,7 +226,7 @@ class DominoCore:
         """Cache, per game and end, the tiles the seat to move may place there."""
         hand = self.hands.reshape(-1).take(self._seat_base + self.to_play)
         for e in range(self.num_ends):
-            np.bitwise_and(hand, FIT_MASK.take(self.ends[:, e] + 1), out=self.legal_bits[:, e])
+            np.bitwise_and(hand, FIT_MASK.take(self.ends[:, e]), out=self.legal_bits[:, e])
         opening = np.flatnonzero(self.table == 0)
         if len(opening):
             forced = self.forced[opening]
@@ -401,7 +401,7 @@ class DominoCore:
         """Every open end shows one number whose 7 tiles are all on the table."""
         first = self.ends[:, 0]
         same = ((self.ends == first[:, None]) | (self.ends < 0)).all(axis=1)
-        complete = (FIT_MASK[first.astype(np.intp) + 1] & ~self.table) == 0
+        complete = (FIT_MASK.take(first) & ~self.table) == 0
         return same & complete & (first >= 0)
 
     def _advance(self, placer: np.ndarray, going: np.ndarray) -> np.ndarray:
@@ -411,7 +411,7 @@ class DominoCore:
         ended) are left untouched. Returns the games where nobody can play (blocked).
         """
         p = self.players
-        ends = self.ends + 1
+        ends = self.ends
         fit = FIT_MASK.take(ends[:, 0]) | FIT_MASK.take(ends[:, 1])
         numbers = NUMBER_BIT.take(ends[:, 0]) | NUMBER_BIT.take(ends[:, 1])
         if self.rules.spinner:

@@ -83,9 +83,9 @@ class PreparedDeals:
     hands: np.ndarray
     """(K, players) uint64 bitboards."""
     draw_prefix: np.ndarray
-    """(K, 29) uint64: ``draw_prefix[k, j]`` = tiles ``deals[k, :j]`` (for drawing)."""
+    """(K, 29) uint64: ``draw_prefix[k, j]`` = tiles ``deals[k, :j]`` ((K, 0) without drawing)."""
     own_tiles: np.ndarray
-    """(K, players, 28) int16: 1 where a seat holds a tile (its first observation)."""
+    """(K, players, 28) uint8: 1 where a seat holds a tile (its first observation)."""
     opener: np.ndarray
     """(K,) seat that opens under the first-round rule (a chance seat for lots/random)."""
     forced: np.ndarray
@@ -100,8 +100,9 @@ def prepare_deals(rules: Rules, deals: np.ndarray, chance_openers: np.ndarray) -
     p, h, k = rules.players, rules.hand_size, len(deals)
     bits = BIT.take(deals.astype(np.intp))
     hands = np.bitwise_or.reduce(bits[:, : p * h].reshape(k, p, h), axis=2)
-    prefix = np.zeros((k, NUM_TILES + 1), dtype=np.uint64)
-    np.bitwise_or.accumulate(bits, axis=1, out=prefix[:, 1:])
+    prefix = np.zeros((k, NUM_TILES + 1 if rules.drawing else 0), dtype=np.uint64)
+    if rules.drawing:
+        np.bitwise_or.accumulate(bits, axis=1, out=prefix[:, 1:])
     own = np.unpackbits(hands.view(np.uint8).reshape(k, p, 8), axis=2, count=NUM_TILES, bitorder="little")
     dealt = deals[:, : p * h].astype(np.intp)
     if rules.first_opener == "highest_tile":
@@ -111,9 +112,7 @@ def prepare_deals(rules: Rules, deals: np.ndarray, chance_openers: np.ndarray) -
         opener, forced = (dealt == NUM_TILES - 1).argmax(axis=1) // h, np.full(k, NUM_TILES - 1)
     else:
         opener, forced = np.asarray(chance_openers, dtype=np.intp), np.full(k, -1)
-    return PreparedDeals(
-        deals, hands, prefix, own.astype(np.int16), opener.astype(np.intp), forced.astype(np.intp)
-    )
+    return PreparedDeals(deals, hands, prefix, own, opener.astype(np.intp), forced.astype(np.intp))
 
 
 class DealSource:

@@ -155,9 +155,12 @@ class ObservationViews:
 
     def missing(self, games: np.ndarray, missing: np.ndarray) -> None:
         """Rewrite the known-missing block of ``games`` from their (m, P) number sets."""
-        m, p = len(games), self.rules.players
-        flags = NUMBER_SET_BITS[missing.astype(np.intp)]  # (m, P, 7)
-        self.seat_rows[games, :, self.fields["missing"]] = flags[:, self.rotation].reshape(m, p, 7 * p)
+        flags = NUMBER_SET_BITS.take(missing.astype(np.intp), axis=0)  # (m, P, 7) by absolute seat
+        rotated = flags.take(self.rotation, axis=1)  # (m, observer, relative seat, 7)
+        rows = games[:, None] * self.rules.players + np.arange(self.rules.players)
+        self._seat_rows_2d[rows.reshape(-1), self.fields["missing"]] = rotated.reshape(
+            rows.size, 7 * self.rules.players
+        )
 
     def scores(self, games: np.ndarray, scores: np.ndarray) -> None:
         """Rewrite the scores block of ``games`` from their (m, sides) game scores."""
