@@ -174,8 +174,11 @@ class DominoCore:
     ) -> None:
         """Start every game afresh (new game, scores 0). A seed reseeds everything.
 
-        Without new ``deals`` a fixed deal list restarts from its first deal.
+        Without new ``deals`` a fixed deal list restarts from its first deal;
+        ``openers`` come with the deals they belong to.
         """
+        if openers is not None and deals is None:
+            raise ValueError("reset(openers=...) needs the deals they belong to: pass deals= as well")
         if seed is not None or not hasattr(self, "rng"):
             self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if deals is not None or not hasattr(self, "deal_source"):

@@ -59,6 +59,8 @@ def check_deals(rules: Rules, deals: np.ndarray) -> np.ndarray:
         deals = deals[None, :]
     if deals.ndim != 2 or deals.shape[1] != NUM_TILES:
         raise ValueError(f"deals must have shape (n, 28), got {deals.shape}")
+    if len(deals) == 0:
+        raise ValueError("deals must hold at least one deal")
     if not np.issubdtype(deals.dtype, np.integer):
         raise ValueError(f"deals must hold tile indices (integers), got dtype {deals.dtype}")
     if not (np.sort(deals, axis=1) == np.arange(NUM_TILES)).all():

@@ -181,7 +181,11 @@ def _validate(r: Rules) -> None:
             f"the set has {NUM_TILES} (hand_size must be 1 to {NUM_TILES // r.players})"
         )
     if r.redeal_doubles is not None:
-        if not isinstance(r.redeal_doubles, int) or r.redeal_doubles < 0:
+        if (
+            not isinstance(r.redeal_doubles, int)
+            or isinstance(r.redeal_doubles, bool)
+            or r.redeal_doubles < 0
+        ):
             fail(f"redeal_doubles must be None or an integer >= 0, got {r.redeal_doubles!r}")
         # Seven doubles must be able to land somewhere without forcing a redeal.
         room = r.players * min(r.redeal_doubles, r.hand_size) + r.boneyard_size
