@@ -374,11 +374,11 @@ class Round:
     # -- order of events after a placement (docs/engine.md) ----------------------
     def _after_placement(self, seat: int) -> None:
         side = self.rules.side_of(seat)
-        if self.rules.fives:
-            count = self.fives_count()
-            if count > 0 and count % 5 == 0:
-                self._award(side, count)
-        if self.rules.target_mid_round and self.scores[side] >= self.rules.target:
+        count = self.fives_count() if self.rules.fives else 0
+        scored = count > 0 and count % 5 == 0
+        if scored:
+            self._award(side, count)
+        if self.rules.target_mid_round and scored and self.scores[side] >= self.rules.target:
             self._end_at_target(seat, side)
         elif not self.hands[seat]:
             self._finish("domino", side)
