@@ -225,18 +225,20 @@ class DominoCore:
         self.views.start_round(games, new.own_tiles, self.scores[games], opener, draw_pile)
 
     # -- queries ---------------------------------------------------------------
-    def _update_legal(self) -> None:
-        """Cache, per game and end, the tiles the seat to move may place there."""
-        hand = self.hands.reshape(-1).take(self._seat_base + self.to_play)
+    def _update_legal(self, at=slice(None)) -> None:
+        """Cache, per game and end, the tiles the seat to move may place there (games ``at``)."""
+        rows = self._arange[at]
+        hand = self.hands.reshape(-1).take(rows * self.players + self.to_play[at])
+        ends = self.ends[at]
+        legal = np.empty((len(rows), self.num_ends), dtype=np.uint64)
         for e in range(self.num_ends):
-            np.bitwise_and(hand, FIT_MASK.take(self.ends[:, e]), out=self.legal_bits[:, e])
-        opening = np.flatnonzero(self.table == 0)
+            np.bitwise_and(hand, FIT_MASK.take(ends[:, e]), out=legal[:, e])
+        opening = np.flatnonzero(self.table[at] == 0)
         if len(opening):
-            forced = self.forced[opening]
-            self.legal_bits[opening] = 0
-            self.legal_bits[opening, 0] = np.where(
-                forced >= 0, BIT.take(np.maximum(forced, 0)), hand[opening]
-            )
+            forced = self.forced[rows[opening]]
+            legal[opening] = 0
+            legal[opening, 0] = np.where(forced >= 0, BIT.take(np.maximum(forced, 0)), hand[opening])
+        self.legal_bits[at] = legal
 
     def legal_mask(self) -> np.ndarray:
         """(N, num_actions) bool mask of the legal actions of the seat to move."""
@@ -281,85 +283,100 @@ class DominoCore:
         return hand_pips(self.hands)
 
     # -- stepping --------------------------------------------------------------
-    def step(self, actions: np.ndarray) -> StepResult:
-        """Place one tile in every game, then run draws, passes and round ends."""
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> StepResult:
+        """Place one tile in every game (or only where ``active``), then run draws, passes and round ends.
+
+        ``active`` (bool, (N,)) lets the other games stand still, e.g. while an
+        environment waits for a learner; their ``actions`` entries are ignored.
+        """
         rules, n = self.rules, self.num_games
         actions = np.asarray(actions)
         if actions.shape != (n,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(
                 f"actions must be an integer array of shape ({n},), got {actions.dtype} {actions.shape}"
             )
-        ar = self._arange
-        actions = actions.astype(np.int64, copy=False)
+        if active is None:
+            at, rows = slice(None), self._arange  # every game: plain views, no gathers
+        else:
+            active = np.asarray(active)
+            if active.shape != (n,) or active.dtype != bool:
+                raise ValueError(
+                    f"active must be a bool array of shape ({n},), got {active.dtype} {active.shape}"
+                )
+            at = rows = np.flatnonzero(active)
+        actions = actions[at].astype(np.int64, copy=False)
         end = actions // NUM_TILES
         tile = actions - end * NUM_TILES
         in_range = (actions >= 0) & (actions < self.num_actions)
         if not in_range.all():
-            self._raise_illegal(actions, in_range)
-        legal = (self.legal_bits.reshape(-1).take(ar * self.num_ends + end) >> tile.astype(np.uint64)) & ONE
+            self._raise_illegal(rows, actions, in_range)
+        legal = (self.legal_bits.reshape(-1).take(rows * self.num_ends + end) >> tile.astype(np.uint64)) & ONE
         if not legal.all():
-            self._raise_illegal(actions, legal.astype(bool))
+            self._raise_illegal(rows, actions, legal.astype(bool))
 
-        seat = self.to_play.copy()
-        seat_index = self._seat_base + seat
+        seat = self.to_play[at].copy()
+        seat_index = rows * self.players + seat
         bit = BIT.take(tile)
         hands_flat = self.hands.reshape(-1)
         hands_flat[seat_index] ^= bit
-        opening = self.table == 0
-        self.table |= bit
-        self.num_placed += 1
-        self.last_move.reshape(-1)[seat_index] = self.num_placed
+        opening = self.table[at] == 0
+        self.table[at] |= bit
+        self.num_placed[at] += 1
+        placed = self.num_placed[at]
+        self.last_move.reshape(-1)[seat_index] = placed
 
         # ends and end_tile are the two halves of each _end_state row.
-        end_index = self._end_base + end
+        end_index = rows * 8 + end
         end_state = self._end_state.reshape(-1)
         outer_before = end_state.take(end_index + 4)
         number = OTHER_HALF_FLAT.take(tile * 8 + end_state.take(end_index))
         end_state[end_index] = number
         end_state[end_index + 4] = tile
-        self.views.placed(tile, seat, end, opening, number, self.num_placed)
+        self.views.placed(rows, tile, seat, end, opening, number, placed)
         if opening.any():
-            op = np.flatnonzero(opening)
-            self.ends[op, 0] = HIGH.take(tile[op])
-            self.ends[op, 1] = LOW.take(tile[op])
-            self.end_tile[op, 1] = tile[op]
-            self.views.opened(op, tile[op], self.ends[op, 0], self.ends[op, 1])
+            op, games = np.flatnonzero(opening), rows[opening]
+            self.ends[games, 0] = HIGH.take(tile[op])
+            self.ends[games, 1] = LOW.take(tile[op])
+            self.end_tile[games, 1] = tile[op]
+            self.views.opened(games, tile[op], self.ends[games, 0], self.ends[games, 1])
         if rules.spinner:
-            self._update_spinner(tile, end, opening, outer_before)
+            self._update_spinner(at, rows, tile, end, opening, outer_before)
 
         side = self.side_of_seat.take(seat)
-        fives = None
-        if rules.fives:
-            fives = self._score_fives(tile, side)
+        fives = self._score_fives(at, rows, tile, side) if rules.fives else None
 
-        end_code = np.zeros(n, dtype=np.int8)
+        end_code = np.zeros(len(rows), dtype=np.int8)
         if rules.target_mid_round:
-            reached = self.scores.reshape(-1).take(ar * self.num_sides + side) >= rules.target
+            reached = self.scores.reshape(-1).take(rows * self.num_sides + side) >= rules.target
             end_code[(fives > 0) & reached] = TARGET
         end_code[hands_flat.take(seat_index) == 0] = DOMINO
         if rules.closed_game:
-            end_code[(end_code == 0) & self._closed()] = CLOSED
-        end_code[self._advance(seat, end_code == 0)] = BLOCKED
+            end_code[(end_code == 0) & self._closed(at)] = CLOSED
+        end_code[self._advance(at, rows, seat, end_code == 0)] = BLOCKED
 
         result = StepResult(
-            round_over=end_code > 0,
+            round_over=np.zeros(n, dtype=bool),
             game_over=np.zeros(n, dtype=bool),
-            end=end_code,
+            end=np.zeros(n, dtype=np.int8),
             winner=np.full(n, -1, dtype=np.int8),
             points=np.zeros((n, self.num_sides), dtype=np.int32),
             scores=self.scores.copy(),
             game_winner=np.full(n, -1, dtype=np.int8),
-            fives=np.zeros(n, dtype=np.int32) if fives is None else fives,
+            fives=np.zeros(n, dtype=np.int32),
         )
+        result.end[at] = end_code
+        result.round_over[at] = end_code > 0
+        if fives is not None:
+            result.fives[at] = fives
         finished = np.flatnonzero(end_code)
         if len(finished):
-            self._finish_rounds(finished, seat[finished], end_code[finished], result)
-        self._update_legal()
+            self._finish_rounds(rows[finished], seat[finished], end_code[finished], result)
+        self._update_legal(at)
         return result
 
-    def _raise_illegal(self, actions: np.ndarray, ok: np.ndarray) -> None:
-        game = int(np.flatnonzero(~ok)[0])
-        action = int(actions[game])
+    def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, ok: np.ndarray) -> None:
+        bad = int(np.flatnonzero(~ok)[0])
+        game, action = int(rows[bad]), int(actions[bad])
         opening = bool(self.table[game] == 0)
         moves = ", ".join(action_to_move(a, opening) for a in np.flatnonzero(self.legal_mask()[game]))
         if 0 <= action < self.num_actions:
@@ -370,51 +387,52 @@ class DominoCore:
             f"game {game}: {what} is illegal for seat {int(self.to_play[game])}; legal: {moves}"
         )
 
-    def _update_spinner(
-        self, tile: np.ndarray, end: np.ndarray, opening: np.ndarray, outer_before: np.ndarray
-    ) -> None:
+    def _update_spinner(self, at, rows, tile, end, opening, outer_before) -> None:
         """The first double becomes the spinner; its short sides open once both long sides hold a tile."""
-        attach = (self.spin_need > 0) & (outer_before == self.spinner) & (end < 2) & ~opening
-        self.spin_need -= attach
-        opened = np.flatnonzero(attach & (self.spin_need == 0))
+        spinner, need = self.spinner[at], self.spin_need[at]
+        attach = (need > 0) & (outer_before == spinner) & (end < 2) & ~opening
+        need = need - attach
+        opened = np.flatnonzero(attach & (need == 0))
         if len(opened):
-            number = HIGH[self.spinner[opened].astype(np.intp)]
-            self.ends[opened, 2] = number
-            self.ends[opened, 3] = number
-            self.views.short_sides_opened(opened, number)
-        new = (self.spinner < 0) & IS_DOUBLE[tile]
-        if new.any():
-            self.spinner[new] = tile[new]
-            self.spin_need[new] = np.where(opening[new], 2, 1)
+            games, number = rows[opened], HIGH.take(spinner[opened])
+            self.ends[games, 2] = number
+            self.ends[games, 3] = number
+            self.views.short_sides_opened(games, number)
+        new = (spinner < 0) & IS_DOUBLE.take(tile)
+        self.spinner[at] = np.where(new, tile, spinner)
+        self.spin_need[at] = np.where(new, np.where(opening, 2, 1), need)
 
-    def _score_fives(self, tile: np.ndarray, side: np.ndarray) -> np.ndarray:
+    def _score_fives(self, at, rows: np.ndarray, tile: np.ndarray, side: np.ndarray) -> np.ndarray:
         """Score the open-end count when it is a positive multiple of 5."""
-        index = (self.end_tile.astype(np.intp) + 1) * 8 + self.ends + 1
-        count = END_VALUE[index].sum(axis=1)
-        count = np.where(self.num_placed == 1, PIPS[tile], count).astype(np.int32)
+        index = (self.end_tile[at] + 1) * 8 + self.ends[at] + 1
+        count = END_VALUE.take(index).sum(axis=1)
+        count = np.where(self.num_placed[at] == 1, PIPS.take(tile), count).astype(np.int32)
         fives = np.where((count % 5 == 0) & (count > 0), count, 0).astype(np.int32)
         scorers = np.flatnonzero(fives)
         if len(scorers):
-            self.scores[scorers, side[scorers]] += fives[scorers]
-            self.round_points[scorers, side[scorers]] += fives[scorers]
-            self.views.scores(scorers, self.scores[scorers])
+            games, sides = rows[scorers], side[scorers]
+            self.scores[games, sides] += fives[scorers]
+            self.round_points[games, sides] += fives[scorers]
+            self.views.scores(games, self.scores[games])
         return fives
 
-    def _closed(self) -> np.ndarray:
+    def _closed(self, at) -> np.ndarray:
         """Every open end shows one number whose 7 tiles are all on the table."""
-        first = self.ends[:, 0]
-        same = ((self.ends == first[:, None]) | (self.ends < 0)).all(axis=1)
-        complete = (FIT_MASK.take(first) & ~self.table) == 0
+        ends = self.ends[at]
+        first = ends[:, 0]
+        same = ((ends == first[:, None]) | (ends < 0)).all(axis=1)
+        complete = (FIT_MASK.take(first) & ~self.table[at]) == 0
         return same & complete & (first >= 0)
 
-    def _advance(self, placer: np.ndarray, going: np.ndarray) -> np.ndarray:
+    def _advance(self, at, rows: np.ndarray, placer: np.ndarray, going: np.ndarray) -> np.ndarray:
         """Pass the turn to the next seat that can play, running draws and passes.
 
-        Computed for every game at once; games not ``going`` (their round just
-        ended) are left untouched. Returns the games where nobody can play (blocked).
+        Works on the stepped games ``rows`` (``at`` indexes them); games not
+        ``going`` (their round just ended) are left untouched. Returns, per stepped
+        game, whether nobody can play (blocked).
         """
         p = self.players
-        ends = self.ends
+        ends = self.ends[at]
         fit = FIT_MASK.take(ends[:, 0]) | FIT_MASK.take(ends[:, 1])
         numbers = NUMBER_BIT.take(ends[:, 0]) | NUMBER_BIT.take(ends[:, 1])
         if self.rules.spinner:
@@ -422,38 +440,38 @@ class DominoCore:
             numbers |= NUMBER_BIT.take(ends[:, 2]) | NUMBER_BIT.take(ends[:, 3])
         hands_flat = self.hands.reshape(-1)
         seat = self._next_seat.take(placer)
-        can = (hands_flat.take(self._seat_base + seat) & fit) != 0
-        self.to_play[:] = seat
+        can = (hands_flat.take(rows * p + seat) & fit) != 0
+        self.to_play[at] = seat
         # The few games whose next seat cannot play: walk round the table with them.
-        games = np.flatnonzero(going & ~can)
-        seat = seat[games]
+        local = np.flatnonzero(going & ~can)
+        seat = seat[local]
         for _ in range(p):
+            games = rows[local]
             drawers = self.bone_pos.take(games) < NUM_TILES
             passers = ~drawers
             g, s = games[passers], seat[passers]
             self.passes[g, s] += 1
-            self.missing[g, s] |= numbers[g]
-            found = np.zeros(len(games), dtype=bool)
+            self.missing[g, s] |= numbers[local[passers]]
+            found = np.zeros(len(local), dtype=bool)
             if drawers.any():
-                found[drawers] = self._draw(games[drawers], seat[drawers], fit, numbers)
+                d = local[drawers]
+                found[drawers] = self._draw(rows[d], seat[drawers], fit[d], numbers[d])
             self.views.missing(games, self.missing[games])
-            games, seat = games[~found], seat[~found]
+            local, seat = local[~found], seat[~found]
             seat = self._next_seat.take(seat)
-            can = (hands_flat.take(games * p + seat) & fit[games]) != 0
-            self.to_play[games[can]] = seat[can]
-            games, seat = games[~can], seat[~can]
-            if not len(games):
+            can = (hands_flat.take(rows[local] * p + seat) & fit[local]) != 0
+            self.to_play[rows[local[can]]] = seat[can]
+            local, seat = local[~can], seat[~can]
+            if not len(local):
                 break
-        blocked = np.zeros(self.num_games, dtype=bool)
-        blocked[games] = True
+        blocked = np.zeros(len(rows), dtype=bool)
+        blocked[local] = True
         return blocked
 
-    def _draw(
-        self, games: np.ndarray, seats: np.ndarray, fit_all: np.ndarray, numbers_all: np.ndarray
-    ) -> np.ndarray:
+    def _draw(self, games: np.ndarray, seats: np.ndarray, fit: np.ndarray, numbers: np.ndarray) -> np.ndarray:
         """``seats`` draw in boneyard order until a tile fits; returns which found one."""
         start = self.bone_pos[games]
-        fits = ((fit_all[games, None] >> self.deal[games].astype(np.uint64)) & ONE).astype(bool)
+        fits = ((fit[:, None] >> self.deal[games].astype(np.uint64)) & ONE).astype(bool)
         fits &= np.arange(NUM_TILES)[None, :] >= start[:, None]
         found = fits.any(axis=1)
         stop = np.where(found, fits.argmax(axis=1) + 1, NUM_TILES)
@@ -461,7 +479,7 @@ class DominoCore:
         self.hands[games, seats] |= drawn
         self.draws[games, seats] += (stop - start).astype(np.int16)
         self.bone_pos[games] = stop
-        self.missing[games, seats] = numbers_all[games]
+        self.missing[games, seats] = numbers
         self.passes[games[~found], seats[~found]] += 1
         self.to_play[games[found]] = seats[found]
         self.views.drew(games, seats, drawn, NUM_TILES - stop)

@@ -65,14 +65,24 @@ class CrossCheck:
         current = self.games[game]
         return current.round if isinstance(current, Match) else current
 
-    def run(self, steps: int) -> CrossCheckStats:
-        """Play ``steps`` batched steps, comparing after each."""
+    def run(self, steps: int, active_rate: float = 1.0) -> CrossCheckStats:
+        """Play ``steps`` batched steps, comparing after each.
+
+        With ``active_rate < 1`` each game moves on a step with that probability
+        (``DominoCore.step(..., active=...)``); the others must stand still.
+        """
         for _ in range(steps):
             self.compare_positions()
             actions = self.core.random_actions(self.rng)
-            result = self.core.step(actions)
-            self.stats.moves += self.core.num_games
-            for g, game in enumerate(self.games):
+            if active_rate < 1:
+                active = self.rng.random(self.core.num_games) < active_rate
+                result = self.core.step(actions, active=active)
+            else:
+                active = np.ones(self.core.num_games, dtype=bool)
+                result = self.core.step(actions)
+            self.stats.moves += int(active.sum())
+            for g in np.flatnonzero(active):
+                game = self.games[g]
                 if result.round_over[g] and self.mode == "match" and not result.game_over[g]:
                     self.pending_deals[g].append(self._current_deal(g))
                 game.step(int(actions[g]))

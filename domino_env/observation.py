@@ -112,18 +112,12 @@ class ObservationViews:
         shared[:, self._pile_at] = draw_pile
         self.shared[games] = shared
 
-    def placed(
-        self,
-        tile: np.ndarray,
-        seat: np.ndarray,
-        end: np.ndarray,
-        opening: np.ndarray,
-        number: np.ndarray,
-        order,
-    ) -> None:
-        """Every game placed ``tile`` (by ``seat``) on ``end``, which now shows ``number``."""
-        self._seat_flat[self._owner_base + tile[:, None]] = self.relative.take(seat, axis=0) + 2
-        base = self._shared_base
+    def placed(self, rows, tile, seat, end, opening, number, order) -> None:
+        """Games ``rows`` placed ``tile`` (by ``seat``) on ``end``, which now shows ``number``."""
+        self._seat_flat[self._owner_base.take(rows, axis=0) + tile[:, None]] = (
+            self.relative.take(seat, axis=0) + 2
+        )
+        base = self._shared_base.take(rows)
         self._shared_flat[base + self._end_code_at + tile] = np.where(opening, 1, end + 2)
         self._shared_flat[base + self._order_at + tile] = order
         self._shared_flat[base + self._number_at + end] = number

@@ -6,6 +6,7 @@ scores included) are compared on seat to move, legal actions, every seat's
 observation, draws, passes, round ends, points and scores.
 """
 
+import numpy as np
 import pytest
 
 from domino_env.crosscheck import CrossCheck, Disagreement
@@ -42,6 +43,20 @@ def test_muggins_reaches_the_target_mid_round_in_both_engines() -> None:
 
 def test_a_disagreement_is_reported() -> None:
     check = CrossCheck(Rules.preset("block", 2), num_games=4, seed=0)
-    check.core.scores[2, 1] += 5  # corrupt the core: the observation must now differ
+    check.core.views.seat_rows[2, 1, 0] += 7  # corrupt what seat 1 sees of tile 0 in game 2
     with pytest.raises(Disagreement, match="observation"):
         check.run(1)
+
+
+@pytest.mark.parametrize(("preset", "players"), CONFIGS)
+@pytest.mark.parametrize("mode", ["round", "match"])
+def test_stepping_some_games_leaves_the_others_untouched(preset: str, players: int, mode: str) -> None:
+    check = CrossCheck(Rules.preset(preset, players), num_games=32, seed=13 + players, mode=mode)
+    check.run(150, active_rate=0.6)
+    assert check.stats.rounds >= 20
+
+
+def test_active_must_be_a_bool_mask() -> None:
+    core = CrossCheck(Rules.preset("block", 2), num_games=4, seed=0).core
+    with pytest.raises(ValueError, match="active must be a bool array"):
+        core.step(core.random_actions(), active=np.array([1, 0, 1, 0]))
