@@ -144,6 +144,8 @@ class DominoCore:
         """(N, 4) number showing at left, right, up, down; -1 when not open."""
         self.end_tile = self._end_state[:, 4:]
         """(N, 4) outer tile of each end; -1 when not open or an unplayed short side."""
+        self.end_count = np.zeros((n, 4), dtype=np.int16)
+        """(N, 4) what each end adds to the fives count (kept only with fives scoring)."""
         self.spinner = np.full(n, -1, dtype=np.intp)
         self.spin_need = np.zeros(n, dtype=np.intp)
         self.to_play = np.zeros(n, dtype=np.intp)
@@ -206,6 +208,8 @@ class DominoCore:
         if rules.spinner:
             self.spinner[games] = -1
             self.spin_need[games] = 0
+        if rules.fives:
+            self.end_count[games] = 0
         self.num_placed[games] = 0
         self.last_move[games] = 0
         self.missing[games] = 0
@@ -333,12 +337,17 @@ class DominoCore:
         end_state[end_index] = number
         end_state[end_index + 4] = tile
         self.views.placed(rows, tile, seat, end, opening, number, placed)
+        if rules.fives:
+            self.end_count.reshape(-1)[rows * 4 + end] = END_VALUE.take((tile + 1) * 8 + number + 1)
         if opening.any():
             op, games = np.flatnonzero(opening), rows[opening]
             self.ends[games, 0] = HIGH.take(tile[op])
             self.ends[games, 1] = LOW.take(tile[op])
             self.end_tile[games, 1] = tile[op]
             self.views.opened(games, tile[op], self.ends[games, 0], self.ends[games, 1])
+            if rules.fives:
+                self.end_count[games, 0] = END_VALUE.take((tile[op] + 1) * 8 + HIGH.take(tile[op]) + 1)
+                self.end_count[games, 1] = END_VALUE.take((tile[op] + 1) * 8 + LOW.take(tile[op]) + 1)
         if rules.spinner:
             self._update_spinner(at, rows, tile, end, opening, outer_before)
 
@@ -404,8 +413,8 @@ class DominoCore:
 
     def _score_fives(self, at, rows: np.ndarray, tile: np.ndarray, side: np.ndarray) -> np.ndarray:
         """Score the open-end count when it is a positive multiple of 5."""
-        index = (self.end_tile[at] + 1) * 8 + self.ends[at] + 1
-        count = END_VALUE.take(index).sum(axis=1)
+        ends = self.end_count[at]
+        count = ends[:, 0] + ends[:, 1] + ends[:, 2] + ends[:, 3]
         count = np.where(self.num_placed[at] == 1, PIPS.take(tile), count).astype(np.int32)
         fives = np.where((count % 5 == 0) & (count > 0), count, 0).astype(np.int32)
         scorers = np.flatnonzero(fives)

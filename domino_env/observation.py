@@ -144,7 +144,7 @@ class ObservationViews:
             count=NUM_TILES,
             bitorder="little",
         )
-        self.seat_rows[games, seats, :NUM_TILES] += bits
+        self._seat_rows_2d[games * self.rules.players + seats, :NUM_TILES] += bits
         self._shared_flat[self._shared_base[games] + self._pile_at] = draw_pile
 
     def missing(self, games: np.ndarray, missing: np.ndarray) -> None:
@@ -158,7 +158,11 @@ class ObservationViews:
 
     def scores(self, games: np.ndarray, scores: np.ndarray) -> None:
         """Rewrite the scores block of ``games`` from their (m, sides) game scores."""
-        self.seat_rows[games, :, self.fields["scores"]] = scores[:, self.side_rotation]
+        rows = games[:, None] * self.rules.players + np.arange(self.rules.players)
+        rotated = scores.take(self.side_rotation, axis=1)  # (m, observer, relative side)
+        self._seat_rows_2d[rows.reshape(-1), self.fields["scores"]] = rotated.reshape(
+            rows.size, self.rules.num_sides
+        )
 
     # -- reading -----------------------------------------------------------------
     def observe(self, core: DominoCore, seats: np.ndarray) -> np.ndarray:
