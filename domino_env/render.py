@@ -99,7 +99,7 @@ def render_text(rnd: Round, viewer: int | None = None) -> str:
     for seat, hand in enumerate(rnd.hands):
         shown = viewer is None or viewer == seat
         tiles = " ".join(f"[{tile_name(t).replace('-', '|')}]" for t in hand) if shown else "? " * len(hand)
-        missing = "".join(str(n) for n in sorted(rnd.missing[seat]))
+        missing = ",".join(str(n) for n in sorted(rnd.missing[seat]))
         marker = ">" if rnd.to_play == seat else " "
         note = f"  lacks {missing}" if missing else ""
         lines.append(f"{marker} seat {seat} ({len(hand)}): {tiles.strip()}{note}")
@@ -277,7 +277,7 @@ def _draw_seats(image: np.ndarray, rnd: Round, viewer: int | None) -> None:
     for seat, hand in enumerate(rnd.hands):
         colour = HIGHLIGHT if rnd.to_play == seat else TEXT
         side = rules.side_of(seat)
-        missing = "".join(str(n) for n in sorted(rnd.missing[seat]))
+        missing = ",".join(str(n) for n in sorted(rnd.missing[seat]))
         label = f"{'>' if rnd.to_play == seat else ' '} seat {seat}"
         if rules.teams:
             label += f" {_side_names(rules)[side]}"
