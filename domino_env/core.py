@@ -244,12 +244,14 @@ class DominoCore:
             legal[opening, 0] = np.where(forced >= 0, BIT.take(np.maximum(forced, 0)), hand[opening])
         self.legal_bits[at] = legal
 
-    def legal_mask(self) -> np.ndarray:
-        """(N, num_actions) bool mask of the legal actions of the seat to move."""
-        n, e = self.num_games, self.num_ends
-        bytes_ = self.legal_bits.view(np.uint8).reshape(n, e, 8)
-        bits = np.unpackbits(bytes_, axis=2, count=NUM_TILES, bitorder="little")
-        return bits.reshape(n, NUM_TILES * e).view(bool)
+    def legal_mask(self, games: np.ndarray | None = None) -> np.ndarray:
+        """(N, num_actions) bool mask of the legal actions of the seat to move (or rows ``games`` only)."""
+        bits = self.legal_bits if games is None else self.legal_bits.take(games, axis=0)
+        n, e = len(bits), self.num_ends
+        unpacked = np.unpackbits(
+            bits.view(np.uint8).reshape(n, e, 8), axis=2, count=NUM_TILES, bitorder="little"
+        )
+        return unpacked.reshape(n, NUM_TILES * e).view(bool)
 
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action per game (int64), from the cached bitboards."""
@@ -273,14 +275,16 @@ class DominoCore:
         tile = NTH_BIT14.take(chunk * 14 + rank - np.where(high, in_low, 0)) + 14 * high
         return end * NUM_TILES + tile
 
-    def observe(self, seats: np.ndarray | int | None = None) -> np.ndarray:
-        """(N, obs_size) int16 observations of ``seats`` (default: the seat to move)."""
-        seats = (
-            self.to_play
-            if seats is None
-            else np.broadcast_to(np.asarray(seats, dtype=np.intp), (self.num_games,))
-        )
-        return self.views.observe(self, seats)
+    def observe(self, seats: np.ndarray | int | None = None, games: np.ndarray | None = None) -> np.ndarray:
+        """(N, obs_size) int16 observations of ``seats`` (default: the seat to move).
+
+        With ``games`` (indices), only those rows: ``seats`` then has one entry per game listed.
+        """
+        rows = self._arange if games is None else np.asarray(games, dtype=np.intp)
+        if seats is None:
+            seats = self.to_play.take(rows)
+        seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
+        return self.views.observe(self, rows, seats)
 
     def hand_pips(self) -> np.ndarray:
         """(N, players) pips left in each hand."""

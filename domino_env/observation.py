@@ -165,13 +165,15 @@ class ObservationViews:
         )
 
     # -- reading -----------------------------------------------------------------
-    def observe(self, core: DominoCore, seats: np.ndarray) -> np.ndarray:
-        """(N, size) int16 observations of ``seats[g]`` in every game g."""
-        f, n, p = self.fields, core.num_games, self.rules.players
-        obs = np.empty((n, self.size), dtype=np.int16)
-        obs[:, : self.seat_size] = self._seat_rows_2d.take(core._seat_base + seats, axis=0)
-        obs[:, self.seat_size : self.seat_size + self.shared_size] = self.shared
-        seat_index = core._seat_base[:, None] + self.rotation.take(seats, axis=0)
+    def observe(self, core: DominoCore, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """(len(games), size) int16 observations of ``seats[i]`` in game ``games[i]``."""
+        f, p = self.fields, self.rules.players
+        obs = np.empty((len(games), self.size), dtype=np.int16)
+        seat_base = games * p
+        obs[:, : self.seat_size] = self._seat_rows_2d.take(seat_base + seats, axis=0)
+        shared = self.shared if games is core._arange else self.shared.take(games, axis=0)
+        obs[:, self.seat_size : self.seat_size + self.shared_size] = shared
+        seat_index = seat_base[:, None] + self.rotation.take(seats, axis=0)
         obs[:, f["hand_size"]] = np.bitwise_count(core.hands.reshape(-1).take(seat_index))
-        obs[:, f["to_move"].start] = self.relative.reshape(-1).take(core.to_play * p + seats)
+        obs[:, f["to_move"].start] = self.relative.reshape(-1).take(core.to_play.take(games) * p + seats)
         return obs

@@ -951,3 +951,17 @@ def test_block_winner_opens_the_next_round():
                 assert core.opener[g] == (before[g] + 1) % 3
                 seen_nobody += 1
     assert seen_winner >= 5 and seen_nobody >= 1
+
+
+@pytest.mark.parametrize(("name", "players"), [("block", 2), ("all_fives", 3), ("partnership", 4)])
+def test_observe_and_mask_of_some_games_match_the_full_batch(name, players):
+    core = DominoCore(Rules.preset(name, players), 64, seed=4)
+    for _ in range(9):
+        core.step(core.random_actions())
+    games = np.array([5, 3, 60, 3, 0])
+    assert (core.observe(games=games) == core.observe()[games]).all()
+    assert (core.legal_mask(games) == core.legal_mask()[games]).all()
+    seats = np.array([1, 0, players - 1, 1, 0])
+    picked = core.observe(seats, games=games)
+    for row, (game, seat) in enumerate(zip(games, seats, strict=True)):
+        assert (picked[row] == core.observe(np.full(64, seat))[game]).all()
