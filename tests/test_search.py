@@ -1,0 +1,150 @@
+"""Search bots: the determinisation sampler, loading positions into the core, and pimc itself.
+
+The sampler is held to the strongest check there is where one exists: in block
+presets a sampled deal (each seat's played tiles plus its sampled hand) must,
+replayed move by move through ``DominoCore``, give the observer exactly the
+observation it had. In draw presets, where the observation does not say when
+tiles were drawn, each sample must respect every public fact the observation
+holds (hand sizes, pile size, known-missing numbers, the tiles in sight).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents.duplicate import staggered_core
+from agents.features import ALLOWED, Board, pack_tiles, unpack_tiles
+from agents.policy import make_bot
+from agents.positions import load_positions
+from agents.sampler import determinise
+from domino_env import DominoCore, Rules
+from domino_env.deals import random_deals
+from domino_env.rules import all_configurations
+from domino_env.tiles import NUM_TILES
+
+CONFIGS = all_configurations()
+CONFIG_IDS = [f"{name}-{p}p" for name, p in CONFIGS]
+BLOCK = [(name, p) for name, p in CONFIGS if not Rules.preset(name, p).drawing]
+
+
+def positions(rules: Rules, games: int, seed: int, mode: str = "round") -> DominoCore:
+    """A core whose games sit at assorted points of a round (random legal play)."""
+    rng = np.random.default_rng(seed)
+    core = DominoCore(rules, games, seed=seed, mode=mode)
+    for _ in range(int(rng.integers(0, 3 * rules.hand_size))):
+        core.step(core.random_actions(rng))
+    return core
+
+
+def public_moves(rules: Rules, obs: np.ndarray) -> list[int]:
+    """The placements of an observation, in order, as actions."""
+    board = Board(rules, obs[None])
+    order, code = board.field("tile_order")[0], board.field("tile_end")[0]
+    tiles = np.argsort(order)[np.sort(order) > 0]
+    return [int(t if code[t] == 1 else (code[t] - 2) * NUM_TILES + t) for t in tiles]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=st.sampled_from(BLOCK), seed=st.integers(0, 2**31 - 1), game=st.integers(0, 31))
+def test_block_samples_replay_to_the_same_observation(config: tuple[str, int], seed: int, game: int) -> None:
+    rules = Rules.preset(*config)
+    core = positions(rules, 32, seed)
+    seat = int(core.to_play[game])
+    obs = core.observe()[game]
+    samples = 8
+    found = determinise(Board(rules, obs[None]), samples, np.random.default_rng(seed))
+    board = Board(rules, obs[None])
+    deals = []
+    for s in range(samples):
+        hands = [found.hands[0, s, k] | pack_tiles(board.owner == 2 + k)[0] for k in range(rules.players)]
+        by_seat = [hands[(a - seat) % rules.players] for a in range(rules.players)]
+        dealt = [t for h in by_seat for t in np.flatnonzero(unpack_tiles(h))]
+        assert all(np.bitwise_count(h) == rules.hand_size for h in by_seat)
+        deals.append(dealt + [t for t in range(NUM_TILES) if t not in dealt])
+    opener = (int(board.field("opener")[0, 0]) + seat) % rules.players
+    replay = staggered_core(
+        rules, np.array(deals), np.full(samples, opener), np.arange(samples), seed=0
+    )  # check_deals inside rejects a deal the rules would redeal
+    for action in public_moves(rules, obs):
+        replay.step(np.full(samples, action))
+    assert (replay.to_play == seat).all()
+    assert (replay.observe(seat) == obs).all()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=st.sampled_from(CONFIGS), seed=st.integers(0, 2**31 - 1))
+def test_samples_respect_every_public_fact(config: tuple[str, int], seed: int) -> None:
+    rules = Rules.preset(*config)
+    core = positions(rules, 16, seed, mode="match")
+    board = Board(rules, core.observe())
+    found = determinise(board, 6, np.random.default_rng(seed))
+    hands, rest = found.hands, found.rest
+    assert (hands[:, :, 0] == board.hand[:, None]).all()
+    sizes = np.bitwise_count(hands)
+    assert (sizes == board.field("hand_size")[:, None, :]).all()
+    others = np.bitwise_or.reduce(hands[:, :, 1:], axis=2)
+    assert (
+        np.bitwise_count(others) + np.bitwise_count(rest) == np.bitwise_count(board.unseen)[:, None]
+    ).all()
+    assert ((others | rest) == board.unseen[:, None]).all()
+    assert ((hands[:, :, 1:] & ~ALLOWED[board.missing[:, None, 1:]]) == 0).all()
+    if rules.drawing:
+        assert (np.bitwise_count(rest) == board.field("draw_pile")[:, :1]).all()
+
+
+@pytest.mark.parametrize(("name", "players"), CONFIGS, ids=CONFIG_IDS)
+def test_loaded_positions_play_on_like_the_real_game(name: str, players: int) -> None:
+    """Every seat sees the same observation and mask, and the same moves give the same round."""
+    rules = Rules.preset(name, players)
+    core = positions(rules, 400, seed=players, mode="match")
+    n, p = core.num_games, rules.players
+    seat = core.to_play.copy()
+    relative = (seat[:, None] + np.arange(p)) % p
+    sim = DominoCore(rules, n, seed=1, deals=random_deals(rules, 1, np.random.default_rng(0)))
+    load_positions(sim, core.observe(), np.take_along_axis(core.hands, relative, axis=1), core.deal.copy())
+    for k in range(p):
+        assert (sim.observe(k) == core.observe(relative[:, k])).all()
+    unforced = core.forced < 0
+    assert (sim.legal_mask()[unforced] == core.legal_mask()[unforced]).all()
+    sides = rules.num_sides
+    own_side = np.array([rules.side_of(s) for s in seat])
+    side_rotation = (own_side[:, None] + np.arange(sides)) % sides
+    live = unforced.copy()
+    rng = np.random.default_rng(2)
+    while live.any():
+        actions = core.random_actions(rng)
+        real, loaded = core.step(actions), sim.step(actions, active=live)
+        winner = np.where(real.winner >= 0, (real.winner - own_side) % sides, -1)
+        same = (real.round_over == loaded.round_over) & (real.end == loaded.end) & (winner == loaded.winner)
+        same &= (np.take_along_axis(real.scores, side_rotation, axis=1) == loaded.scores).all(axis=1)
+        assert same[live].all()
+        live &= ~real.round_over
+
+
+@pytest.mark.parametrize(("name", "players"), [("block", 2), ("all_fives", 2), ("partnership", 4)])
+def test_pimc_beats_random(name: str, players: int) -> None:
+    from agents.arena import seatings
+    from agents.duplicate import duplicate_deals, play, rotations
+    from agents.stats import paired_difference, seated
+
+    rules = Rules.preset(name, players)
+    deals, openers = duplicate_deals(rules, 60, seed=3)
+    bots = [make_bot("pimc", rules, seed=0, samples=4), make_bot("random", rules, seed=1)]
+    tables, pair = seatings(rotations(rules), [(0, 1)])
+    run = seated(rules, play(rules, bots, tables, deals, openers), tables, pair)
+    diff, ci, _ = paired_difference(run, 0, 0, 1, len(deals))
+    assert diff - ci > 0
+
+
+def test_omniscient_needs_the_core_revealed() -> None:
+    rules = Rules.preset("block", 2)
+    core = positions(rules, 8, seed=4)
+    bot = make_bot("omniscient", rules, seed=0)
+    mask = core.legal_mask()
+    with pytest.raises(RuntimeError, match="reveal"):
+        bot(core.observe(), mask)
+    bot.reveal(core, np.arange(8))
+    assert mask[np.arange(8), bot(core.observe(), mask)].all()
