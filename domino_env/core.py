@@ -28,7 +28,7 @@ from .actions import action_to_move
 from .deals import BIT, DealSource
 from .errors import IllegalMoveError
 from .observation import ObservationViews, observation_size
-from .rules import Rules
+from .rules import Rules, winner_points
 from .tiles import HIGH, IS_DOUBLE, LOW, NUM_TILES, NUMBER_MASK, OTHER_HALF, PIPS
 
 ONE = np.uint64(1)
@@ -513,7 +513,7 @@ class DominoCore:
         scored = (winner >= 0) & (end != TARGET)
         won = np.maximum(winner, 0)
         own = side_pips[rows, won]
-        points = np.where(scored, _round_points(rules.round_points, side_pips.sum(axis=1) - own, own), 0)
+        points = np.where(scored, winner_points(rules.round_points, side_pips.sum(axis=1) - own, own), 0)
         self.scores[games, won] += points.astype(np.int32)
         self.round_points[games, won] += points.astype(np.int32)
 
@@ -569,16 +569,3 @@ class DominoCore:
             )
             return np.where(single, winner, by_tiles)
         return winner
-
-
-def _round_points(kind: str, opp: np.ndarray, own: np.ndarray) -> np.ndarray:
-    """What the round winner scores (rules.round_points)."""
-    if kind == "opponents":
-        return opp
-    if kind == "opponents_minus_own":
-        return opp - own
-    if kind == "all_hands":
-        return opp + own
-    if kind == "opponents_down5_minus_own":
-        return opp // 5 * 5 - own
-    return (opp + 2) // 5 * 5

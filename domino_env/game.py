@@ -36,7 +36,7 @@ from .errors import IllegalMoveError
 from .observation import observation_fields, observation_size
 from .records import RECORD_FIXED_FIELDS, play_moves, round_from_record
 from .reference import CHANCE_OPENERS, Round, deal_to_hands, parse_move
-from .rules import END_NAMES, FIELD_NAMES, Rules
+from .rules import END_NAMES, FIELD_NAMES, Rules, winner_points
 from .tiles import NUM_TILES, RANK, TILES, tile_index, tile_name
 
 Episode = Literal["round", "match"]
@@ -625,16 +625,7 @@ class Game:
         pips = self._side_totals(self.hand_pips())
         own = pips[winner]
         opp = sum(pips) - own
-        kind = self.rules.round_points
-        if kind == "opponents":
-            return opp
-        if kind == "opponents_minus_own":
-            return opp - own
-        if kind == "all_hands":
-            return opp + own
-        if kind == "opponents_down5_minus_own":
-            return 5 * (opp // 5) - own
-        return 5 * ((opp + 2) // 5)
+        return winner_points(self.rules.round_points, opp, own)
 
     def _award(self, side: int, points: int) -> None:
         self.points[side] += points

@@ -24,7 +24,7 @@ import numpy as np
 from .actions import decode, encode
 from .errors import IllegalMoveError
 from .observation import observation_fields, observation_size
-from .rules import END_NAMES, Rules
+from .rules import END_NAMES, Rules, winner_points
 from .tiles import (
     IS_DOUBLE,
     NUM_NUMBERS,
@@ -488,16 +488,7 @@ class Round:
         pips = self._side_pips()
         own = pips[winner]
         opp = sum(pips) - own
-        kind = self.rules.round_points
-        if kind == "opponents":
-            return opp
-        if kind == "opponents_minus_own":
-            return opp - own
-        if kind == "all_hands":
-            return opp + own
-        if kind == "opponents_down5_minus_own":
-            return 5 * (opp // 5) - own
-        return 5 * ((opp + 2) // 5)  # opponents_nearest5: remainders 3 and 4 round up
+        return winner_points(self.rules.round_points, opp, own)
 
     def _award(self, side: int, points: int) -> None:
         self.points[side] += points

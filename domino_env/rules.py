@@ -150,6 +150,23 @@ class Rules:
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules))
 
 
+def winner_points(kind: RoundPoints, opp, own):
+    """What a round winner scores under ``rules.round_points`` (ints or NumPy arrays).
+
+    ``opp``: pips left in the other sides' hands; ``own``: in the winner's side's.
+    The one place this rule lives: both engines and the batched core call it.
+    """
+    if kind == "opponents":
+        return opp
+    if kind == "opponents_minus_own":
+        return opp - own
+    if kind == "all_hands":
+        return opp + own
+    if kind == "opponents_down5_minus_own":
+        return opp // 5 * 5 - own
+    return (opp + 2) // 5 * 5  # opponents_nearest5: remainders 3 and 4 round up
+
+
 def _unknown_field_message(key: str) -> str:
     close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
