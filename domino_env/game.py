@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import reduce
 from typing import Literal
 
@@ -35,7 +34,7 @@ from .deals import random_deals
 from .errors import IllegalMoveError
 from .observation import observation_fields, observation_size
 from .records import RECORD_FIXED_FIELDS, play_moves, round_from_record
-from .reference import CHANCE_OPENERS, Round, deal_to_hands, parse_move
+from .reference import CHANCE_OPENERS, Round, RoundResult, deal_to_hands, parse_move
 from .rules import END_NAMES, FIELD_NAMES, Rules, winner_points
 from .tiles import NUM_TILES, RANK, TILES, tile_index, tile_name
 
@@ -100,24 +99,6 @@ def rule_overrides(rules: Rules) -> dict:
         for f in FIELD_NAMES
         if f not in RECORD_FIXED_FIELDS and getattr(rules, f) != getattr(base, f)
     }
-
-
-@dataclass(frozen=True)
-class RoundEnd:
-    """How a round ended (sides are teams or seats, as in ``Rules.side_of``)."""
-
-    opener: int
-    end: str
-    """``"domino"``, ``"blocked"``, ``"closed"`` or ``"target"``."""
-    winner: int | None
-    """Winning side, None when nobody won (a void tie)."""
-    points: tuple[int, ...]
-    """Points per side scored in this round (fives + end points)."""
-    scores: tuple[int, ...]
-    """Game scores per side after the round."""
-    game_over: bool
-    """The game is decided (target reached with a single leader, or mid-round target)."""
-    game_winner: int | None
 
 
 class _Layout:
@@ -194,12 +175,12 @@ class Game:
         while not game.over:
             obs = game.observation(game.to_play)       # int16, Round.observation layout
             end = game.step(game.legal_actions()[0])   # draws and passes happen inside
-        end.points, end.scores                         # the RoundEnd of the last round
+        end.points, end.scores                         # the RoundResult of the last round
 
     Public state (read only): ``to_play`` (None once the episode is over), ``opener``,
     ``hands`` (bitboards), ``scores``/``points`` per side, ``draws``/``passes`` per
     seat this round, ``missing`` (7-bit sets of the numbers each seat is known to
-    lack), ``deal`` (this round's 28-tile deal), ``results`` (RoundEnd of each round
+    lack), ``deal`` (this round's 28-tile deal), ``results`` (RoundResult of each round
     of the episode so far).
     """
 
@@ -239,7 +220,7 @@ class Game:
         the boneyard in draw order) with ``opener`` (None: the first-round rule; needed for
         chance openers) and ``scores`` per side before the round. A seed reseeds the deals."""
         self._reseed(seed)
-        self.results: list[RoundEnd] = []
+        self.results: list[RoundResult] = []
         if deal is None:
             if opener is not None or scores is not None:
                 raise ValueError("opener and scores go with an explicit deal")
@@ -395,10 +376,10 @@ class Game:
         return [bitboard_pips(hand) for hand in self.hands]
 
     # -- moves -------------------------------------------------------------------------
-    def step(self, action: int) -> RoundEnd | None:
+    def step(self, action: int) -> RoundResult | None:
         """Place the tile of a legal action; draws, passes, scoring and the next round follow.
 
-        Returns the ``RoundEnd`` when a round ended on this move (in match mode the next
+        Returns the ``RoundResult`` when a round ended on this move (in match mode the next
         round has already been dealt), else None.
         """
         if self.over:
@@ -415,7 +396,7 @@ class Game:
         end, tile = divmod(action, NUM_TILES)
         return self._place(tile, end, -1, -1)
 
-    def play_move(self, move: str) -> RoundEnd | None:
+    def play_move(self, move: str) -> RoundResult | None:
         """Play a move in record notation (``"3-6"`` opens with the 3 on the left)."""
         if self.over:
             raise ValueError(f"move {move!r} cannot be played: the {self.episode} is over")
@@ -445,7 +426,7 @@ class Game:
             f"illegal {what}{reason} for seat {self.to_play}: legal moves are {', '.join(self.legal_moves())}"
         )
 
-    def _place(self, tile: int, end: int, left: int, right: int) -> RoundEnd | None:
+    def _place(self, tile: int, end: int, left: int, right: int) -> RoundResult | None:
         """Put ``tile`` on ``end`` (opening: ``left``/``right`` are its two numbers) and go on."""
         seat, lay, obs = self.to_play, self._layout, self._obs
         self.hands[seat] ^= 1 << tile
@@ -487,7 +468,7 @@ class Game:
             self._spinner, self._spin_need = tile, 1
 
     # -- order of events after a placement (docs/engine.md) ---------------------------------
-    def _after_placement(self, seat: int) -> RoundEnd | None:
+    def _after_placement(self, seat: int) -> RoundResult | None:
         rules, side = self.rules, self.side_of[seat]
         if rules.fives:
             count = self.fives_count()
@@ -631,7 +612,7 @@ class Game:
         self.points[side] += points
         self.scores[side] += points
 
-    def _end_at_target(self, seat: int, side: int) -> RoundEnd:
+    def _end_at_target(self, seat: int, side: int) -> RoundResult:
         """Mid-round target: the game ends now; domino points count only if the hand is empty."""
         end = TARGET
         if not self.hands[seat]:
@@ -639,7 +620,7 @@ class Game:
             self._award(side, self._end_points(side))
         return self._close(end, side, True, side)
 
-    def _finish(self, end: str, winner: int | None) -> RoundEnd:
+    def _finish(self, end: str, winner: int | None) -> RoundResult:
         """Score the winner and decide whether the game is over."""
         if winner is not None:
             self._award(winner, self._end_points(winner))
@@ -648,9 +629,9 @@ class Game:
         decided = top >= self.rules.target and len(leaders) == 1
         return self._close(end, winner, decided, leaders[0] if decided else None)
 
-    def _close(self, end: str, winner: int | None, game_over: bool, game_winner: int | None) -> RoundEnd:
+    def _close(self, end: str, winner: int | None, game_over: bool, game_winner: int | None) -> RoundResult:
         """Record the round's end, then stop (round over / game over) or deal the next round."""
-        result = RoundEnd(
+        result = RoundResult(
             self.opener, end, winner, tuple(self.points), tuple(self.scores), game_over, game_winner
         )
         self.results.append(result)
@@ -668,7 +649,7 @@ class Game:
         self._write_scores()
         self._obs[self._layout.to_move] = self._layout.full[0]
 
-    def _next_round(self, finished: RoundEnd) -> tuple[list[int], int | None, list[int]]:
+    def _next_round(self, finished: RoundResult) -> tuple[list[int], int | None, list[int]]:
         """Deal, opener (None: the first-round rule) and scores of the next round of a match."""
         deal, chance = self._next_deal()
         rule, after = self.rules.later_opener, (finished.opener + 1) % self.players

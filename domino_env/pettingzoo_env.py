@@ -158,8 +158,9 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from .game import EPISODES, Episode, Game, RoundEnd
+from .game import EPISODES, Episode, Game
 from .observation import observation_fields, observation_size
+from .reference import RoundResult
 from .render import render_image, render_text
 from .rules import Rules
 from .tiles import NUM_TILES
@@ -307,9 +308,9 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _play_forced(self) -> list[RoundEnd]:
+    def _play_forced(self) -> list[RoundResult]:
         """With ``skip_forced``: play every move that is the only legal one."""
-        ends: list[RoundEnd] = []
+        ends: list[RoundResult] = []
         game = self.game
         while self.skip_forced and not game.over and len(game.legal_actions()) == 1:
             end = game.step(game.legal_actions()[0])
@@ -317,7 +318,7 @@ class raw_env(AECEnv, EzPickle):
                 ends.append(end)
         return ends
 
-    def _settle(self, ends: list[RoundEnd]) -> None:
+    def _settle(self, ends: list[RoundResult]) -> None:
         """Rewards of the rounds that ended, terminations, and the next agent."""
         if ends or any(self.rewards.values()):
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -330,7 +331,7 @@ class raw_env(AECEnv, EzPickle):
         else:
             self.agent_selection = self.possible_agents[self.game.to_play]
 
-    def _reward(self, end: RoundEnd) -> None:
+    def _reward(self, end: RoundResult) -> None:
         """Add one finished round's rewards (module docstring, Rewards) to ``self.rewards``."""
         if self.reward_kind == "points":
             mean = sum(end.points) / len(end.points)

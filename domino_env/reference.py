@@ -56,13 +56,20 @@ class Placement(NamedTuple):
 
 @dataclass(frozen=True)
 class RoundResult:
-    """What a finished round leaves behind in ``Match.history``."""
+    """How a round ended (sides are teams or seats, as in ``Rules.side_of``)."""
 
     opener: int
     end: str
+    """``"domino"``, ``"blocked"``, ``"closed"`` or ``"target"``."""
     winner: int | None
+    """Winning side, None when nobody won (a void tie)."""
     points: tuple[int, ...]
+    """Points per side scored in this round (fives + end points)."""
     scores: tuple[int, ...]
+    """Game scores per side after the round."""
+    game_over: bool = False
+    """The game is decided (target reached with a single leader, or mid-round target)."""
+    game_winner: int | None = None
 
 
 # -- deals ------------------------------------------------------------------------
@@ -594,7 +601,13 @@ class Match:
             return
         self.history.append(
             RoundResult(
-                finished.opener, finished.end, finished.winner, tuple(finished.points), tuple(finished.scores)
+                finished.opener,
+                finished.end,
+                finished.winner,
+                tuple(finished.points),
+                tuple(finished.scores),
+                finished.game_over,
+                finished.game_winner,
             )
         )
         if not finished.game_over:

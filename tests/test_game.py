@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from domino_env.errors import IllegalMoveError
-from domino_env.game import Game, RoundEnd
+from domino_env.game import Game
 from domino_env.records import replay
-from domino_env.reference import CHANCE_OPENERS, Match, Round, deal_to_hands
+from domino_env.reference import CHANCE_OPENERS, Match, Round, RoundResult, deal_to_hands
 from domino_env.rules import Rules, all_configurations
 from domino_env.tiles import tile_index
 
@@ -52,7 +52,7 @@ def compare_position(game: Game, ref: Round, where: str) -> None:
             )
 
 
-def compare_end(end: RoundEnd | None, ref: Round, where: str) -> None:
+def compare_end(end: RoundResult | None, ref: Round, where: str) -> None:
     expect(where, "round over", end is not None, ref.over)
     if end is not None:
         ours = (end.end, end.winner, list(end.points), list(end.scores), end.game_over, end.game_winner)
