@@ -163,6 +163,7 @@ class DominoCore:
         self.scores = np.zeros((n, self.num_sides), dtype=np.int32)
         self.round_points = np.zeros((n, self.num_sides), dtype=np.int32)
         self.rounds_played = np.zeros(n, dtype=np.int32)
+        """(N,) rounds finished so far in each game's current match (match mode)."""
         self.legal_bits = np.zeros((n, self.num_ends), dtype=np.uint64)
         self.views = ObservationViews(rules, n)
         self.reset(seed=seed, deals=deals, openers=openers)
