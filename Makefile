@@ -4,20 +4,24 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint format bench soak clean
+.PHONY: train demo test lint format bench soak clean
 
 # PyTorch: the CPU build (a local 2.13.0 wheel where this machine keeps one) goes in
-# first, so that sb3-contrib does not pull a multi-GB CUDA build; without it the
-# sb3 extra is skipped and its test is skipped too.
+# first, so that the train and sb3 extras do not pull a multi-GB CUDA build.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python -m pip install --quiet torch==2.13.0 && $(BIN)/python -m pip install --quiet -e '.[dev,sb3]' \
-		|| echo "note: no CPU torch wheel here; skipping the sb3 extra"
+	$(BIN)/python -m pip install --quiet torch==2.13.0 || echo "note: no local CPU torch wheel; pip picks a build"
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,sb3]'
 	touch $(STAMP)
 
-## The main job (for now): play and print a rendered game, then a short speed benchmark.
+## The main job: train a small agent with the default config (ARGS="key=value ...");
+## a second `make train` continues the run from its last checkpoint.
+train: $(STAMP)
+	$(BIN)/python scripts/train.py configs/quickstart.yaml \
+		$$(ls runs/quickstart/checkpoints/*.pt >/dev/null 2>&1 && echo --resume) $(ARGS)
+
+## Play and print a rendered game, then a short speed benchmark.
 demo: $(STAMP)
 	$(BIN)/python -m domino_env demo --preset block --players 2 --seed 7
 

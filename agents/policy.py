@@ -75,6 +75,11 @@ def load_policy(spec: str, rules: Rules, seed: int | None = None, **options: Any
     path = Path(spec)
     if not path.exists():
         raise ValueError(_unknown_bot(spec) + " (nor an existing checkpoint path)")
+    if path.suffix == ".pt" and ".pt" not in CHECKPOINT_LOADERS:
+        try:
+            import agents.checkpoint  # noqa: F401  (registers the ".pt" loader; needs torch)
+        except ImportError as error:
+            raise ValueError(f"loading {path.name!r} needs PyTorch: {error}") from error
     for suffix, loader in CHECKPOINT_LOADERS.items():
         if path.name.endswith(suffix):
             return loader(path, rules, 0 if seed is None else seed)

@@ -1,0 +1,269 @@
+"""Train a PPO policy by batched self-play (one network plays every seat), CleanRL style.
+
+    python scripts/train.py configs/quickstart.yaml
+    python scripts/train.py configs/block.yaml total_updates=2000 ppo.lr=0.0001 num_games=512
+    python scripts/train.py configs/quickstart.yaml --resume  # continue runs/<name>/ from its last checkpoint
+    tensorboard --logdir runs
+
+Each update plays ``rollout_steps`` table steps of ``num_games`` games from fresh
+deals seeded by (seed, update), then runs the PPO epochs. Fresh deals per update
+make a checkpoint at an update boundary the whole training state (weights,
+optimizer, RNG states), so a resumed run repeats an uninterrupted one exactly
+on CPU; the price is that the last unfinished round of each game in a rollout
+is bootstrapped from the value net instead of played on.
+
+Opponents (``opponents``, shares of the games): ``self`` games seat the learner at
+every seat; ``past`` games seat it at one seat against a snapshot of itself from
+an earlier update (sampling; the pool of the last ``snapshots.keep``, one taken
+every ``snapshots.every`` updates, is saved in the checkpoints); a bot name seats
+it against that bot. Only the learner's decisions are trained on.
+
+Writes to ``runs/<name>/``: TensorBoard scalars (``losses/*``, ``charts/SPS``
+(decisions of every seat per second, end to end), ``charts/return_vs_<bot>``,
+``eval/*`` from duplicate arena runs against ``eval.opponents``), the config as
+text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best
+points difference against the first eval opponent). Any checkpoint plays in the
+arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.pt,strong]``
+(with ``agents.checkpoint`` imported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+
+import numpy as np
+import torch
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from torch.utils.tensorboard import SummaryWriter
+
+from agents.arena import run_arena
+from agents.checkpoint import (
+    FORMAT,
+    CheckpointError,
+    NetworkPolicy,
+    capture_rng,
+    load_checkpoint,
+    restore_rng,
+    save_checkpoint,
+)
+from agents.config import ArenaConfig, ConfigError
+from agents.network import ActorCritic, resolve_device
+from agents.policy import make_bot
+from agents.ppo import Opponents, PPOHyper, collect_rollout, compute_advantages, ppo_update
+from agents.train_config import PAST, RESUMABLE_CHANGES, SELF, TrainConfig, load_train_config
+from domino_env.selfplay import SelfPlay
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", help="YAML config file (configs/quickstart.yaml)")
+    parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
+    parser.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
+    args = parser.parse_args(argv)
+    console = Console()
+    try:
+        config = load_train_config(args.config, args.overrides)
+        train(config, resume=args.resume, console=console)
+    except (ConfigError, CheckpointError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+    return 0
+
+
+def train(config: TrainConfig, resume: bool = False, console: Console | None = None) -> dict[str, float]:
+    """Run (or continue) the training ``config`` describes; returns the last update's statistics."""
+    console = console or Console()
+    rules = config.build_rules()
+    checkpoints = config.run_dir / "checkpoints"
+
+    # Seeding: numpy draws the minibatches, torch the learner's moves; deals are seeded per update.
+    random.seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic CUDA matmuls
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(config.threads)
+    device = resolve_device(config.device)
+
+    model = ActorCritic(rules, tuple(config.model.hidden)).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
+    update, global_step, best_score = 0, 0, float("-inf")
+    snapshots = [_weights(model)]  # the pool the "past" opponent draws from
+    existing = sorted(checkpoints.glob("update_*.pt"))
+    if resume:
+        if not existing:
+            raise CheckpointError(f"--resume: no checkpoint in {checkpoints}")
+        payload = load_checkpoint(existing[-1])
+        _check_resumable(payload["config"], config, existing[-1])
+        try:
+            model.load_state_dict(payload["model"])
+            optimizer.load_state_dict(payload["optimizer"])
+        except (RuntimeError, ValueError) as error:
+            raise CheckpointError(f"checkpoint {existing[-1]}: does not fit this config: {error}") from None
+        restore_rng(payload["rng"], rng)
+        update, global_step, best_score = payload["update"], payload["global_step"], payload["best_score"]
+        snapshots = payload["snapshots"]
+        console.print(f"resumed from {existing[-1]} (update {update})")
+    elif existing:
+        raise ConfigError(f"{checkpoints} already holds checkpoints: pass --resume, or choose another name")
+
+    writer = SummaryWriter(str(config.run_dir), purge_step=global_step if resume else None)
+    writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
+    hyper = PPOHyper(
+        epochs=config.ppo.epochs,
+        minibatches=config.ppo.minibatches,
+        clip_coef=config.ppo.clip_coef,
+        ent_coef=config.ppo.ent_coef,
+        vf_coef=config.ppo.vf_coef,
+        max_grad_norm=config.ppo.max_grad_norm,
+        norm_adv=config.ppo.norm_adv,
+    )
+    bots = [name for name in config.opponents if name not in (SELF, PAST)]
+    stats: dict[str, float] = {}
+    sps = 0.0
+    start, start_step = time.perf_counter(), global_step
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
+    with Progress(*columns, TimeRemainingColumn(), console=console, disable=not config.progress) as bar:
+        task = bar.add_task(f"train {config.name}", total=config.total_updates, completed=update, info="")
+        while update < config.total_updates:
+            # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
+            play = SelfPlay(
+                rules, config.num_games, config.episode, seed=np.random.default_rng([config.seed, update])
+            )
+            update_seed = config.seed * 1_000_003 + update
+            policies = {name: make_bot(name, rules, seed=update_seed) for name in bots}
+            if PAST in config.opponents:
+                past = ActorCritic(rules, tuple(config.model.hidden)).to(device)
+                past.load_state_dict(snapshots[rng.integers(len(snapshots))])
+                generator = torch.Generator(device=device).manual_seed(update_seed)
+                policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
+            opponents = Opponents.assign(config.num_games, rules.players, config.opponents, policies)
+            rollout = collect_rollout(
+                model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale
+            )
+
+            # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.
+            advantages, returns = compute_advantages(rollout, config.ppo.gamma, config.ppo.gae_lambda)
+            stats = ppo_update(model, optimizer, rollout, advantages, returns, hyper, rng, device)
+            update += 1
+            global_step += config.rollout_steps * config.num_games
+            if update % config.snapshots.every == 0:
+                snapshots = [*snapshots, _weights(model)][-config.snapshots.keep :]
+            sps = (global_step - start_step) / (time.perf_counter() - start)
+
+            # 3. Logging.
+            for key in ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance"):
+                writer.add_scalar(f"losses/{key}", stats[key], global_step)
+            writer.add_scalar("charts/SPS", sps, global_step)
+            writer.add_scalar("charts/update", update, global_step)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            for name, values in rollout.episode_returns.items():
+                if values and name != SELF:
+                    writer.add_scalar(f"charts/return_vs_{name}", float(np.mean(values)), global_step)
+            writer.add_scalar("charts/episodes", sum(map(len, rollout.episode_returns.values())), global_step)
+            bar.update(task, completed=update, info=f"{sps:,.0f} SPS  kl {stats['approx_kl']:.4f}")
+
+            # 4. Checkpoint (atomic, last K kept), then the arena on it; the best one is kept as best.pt.
+            last = update == config.total_updates
+            evaluate = config.eval.every > 0 and (update % config.eval.every == 0 or last)
+            if evaluate or last or update % config.checkpoint.every == 0:
+                path = checkpoints / f"update_{update:06d}.pt"
+                payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
+                save_checkpoint(path, payload)
+                _prune(checkpoints, config.checkpoint.keep)
+                if evaluate:
+                    score = _evaluate(path, config, writer, global_step, console)
+                    stats["eval_score"] = score
+                    if score > best_score:
+                        best_score = payload["best_score"] = score
+                        save_checkpoint(path, payload)
+                        save_checkpoint(checkpoints / "best.pt", payload)
+    writer.close()
+    stats["update"], stats["global_step"], stats["SPS"] = update, global_step, sps
+    return stats
+
+
+def _payload(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    rng: np.random.Generator,
+    config: TrainConfig,
+    update: int,
+    global_step: int,
+    best_score: float,
+    snapshots: list[dict[str, torch.Tensor]],
+) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "model": _weights(model),
+        "optimizer": optimizer.state_dict(),
+        "config": config.to_dict(),
+        "update": update,
+        "global_step": global_step,
+        "best_score": best_score,
+        "rng": capture_rng(rng),
+        "snapshots": snapshots,
+    }
+
+
+def _weights(model: ActorCritic) -> dict[str, torch.Tensor]:
+    """A detached CPU copy of the weights (checkpoints and snapshots must not follow later updates)."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` most recent ``update_*.pt`` (best.pt is a separate file)."""
+    for old in sorted(folder.glob("update_*.pt"))[:-keep]:
+        old.unlink()
+
+
+def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
+    """Greedy policy at ``path`` vs each eval opponent on duplicate deals; returns the diff vs the first."""
+    arena = ArenaConfig(
+        preset=config.preset,
+        players=config.players,
+        rules=config.rules,
+        policies=[str(path), *config.eval.opponents],
+        format="head_to_head",
+        deals=config.eval.deals,
+        matches=0,
+        seed=config.eval.seed,
+        progress=False,
+    )
+    result = run_arena(arena)
+    summary = []
+    for pair in result.pairs:
+        writer.add_scalar(f"eval/diff_vs_{pair.second}", pair.diff, step)
+        writer.add_scalar(f"eval/ci_vs_{pair.second}", pair.ci, step)
+        writer.add_scalar(f"eval/round_win_vs_{pair.second}", pair.round_win[0], step)
+        summary.append(f"{pair.second} {pair.diff:+.2f}±{pair.ci:.2f}")
+    console.print(f"eval {path.name}: points/round vs " + ", ".join(summary))
+    return result.pairs[0].diff
+
+
+def _check_resumable(saved: dict[str, Any], config: TrainConfig, path: Path) -> None:
+    """Resuming with other rules, net or PPO settings would silently train something else: refuse it."""
+    current = config.to_dict()
+    changed = sorted(k for k in current if k not in RESUMABLE_CHANGES and saved.get(k) != current[k])
+    if changed:
+        detail = "; ".join(f"{k}: {saved.get(k)!r} -> {current[k]!r}" for k in changed)
+        raise CheckpointError(f"checkpoint {path}: was trained with a different config ({detail})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

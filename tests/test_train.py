@@ -1,0 +1,265 @@
+"""PPO self-play training: learning, TensorBoard output, checkpoints, config checks, masking."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from agents.arena import run_arena
+from agents.checkpoint import CheckpointError, CheckpointPolicy, load_checkpoint
+from agents.config import ArenaConfig, ConfigError
+from agents.network import ActorCritic
+from agents.policy import load_policy
+from agents.ppo import Opponents, Rollout, collect_rollout, compute_advantages
+from agents.train_config import load_train_config, parse_train_config
+from domino_env import Rules
+from domino_env.selfplay import SelfPlay
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
+train_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(train_script)
+
+TINY = {
+    "preset": "block",
+    "players": 2,
+    "num_games": 64,
+    "rollout_steps": 16,
+    "total_updates": 4,
+    "model": {"hidden": [32, 32]},
+    "eval": {"every": 0},
+    "checkpoint": {"every": 1, "keep": 2},
+    "opponents": {"self": 0.75, "past": 0.25},
+    "snapshots": {"every": 1, "keep": 2},
+    "progress": False,
+}
+
+
+def tiny(tmp_path: Path, **changes) -> object:
+    raw = {**TINY, "output_dir": str(tmp_path), "name": "tiny", **changes}
+    return parse_train_config(raw)
+
+
+def test_tiny_run_learns_logs_and_writes_a_checkpoint_the_arena_plays(tmp_path: Path) -> None:
+    config = tiny(
+        tmp_path,
+        num_games=128,
+        rollout_steps=32,
+        total_updates=10,
+        ppo={"lr": 0.001},
+        eval={"every": 10, "deals": 200, "opponents": ["random"]},
+    )
+    stats = train_script.train(config)
+    assert stats["update"] == 10 and stats["SPS"] > 0
+    # Untrained (near-uniform, greedy) play is about random's level; ten updates win clearly more.
+    assert stats["eval_score"] > 1.0
+    events = EventAccumulator(str(config.run_dir))
+    events.Reload()
+    scalars = set(events.Tags()["scalars"])
+    for tag in ("losses/policy", "losses/value", "losses/entropy", "losses/approx_kl", "losses/clipfrac"):
+        assert tag in scalars
+    assert {
+        "losses/explained_variance",
+        "charts/SPS",
+        "eval/diff_vs_random",
+        "charts/return_vs_past",
+    } <= scalars
+    assert len(events.Scalars("losses/policy")) == 10
+    assert "config/text_summary" in events.Tags()["tensors"]
+    best = config.run_dir / "checkpoints" / "best.pt"
+    assert sorted(p.name for p in best.parent.iterdir()) == [
+        "best.pt",
+        "update_000009.pt",
+        "update_000010.pt",
+    ]
+    rules = Rules.preset("block", 2)
+    policy = load_policy(str(best), rules)
+    assert isinstance(policy, CheckpointPolicy)
+    result = run_arena(ArenaConfig(policies=[str(best), "random"], deals=100, matches=0, progress=False))
+    assert result.pairs[0].diff > result.pairs[0].ci  # significantly better than random
+
+
+def test_crash_and_resume_repeats_the_uninterrupted_run(tmp_path: Path, monkeypatch) -> None:
+    straight = tiny(tmp_path / "straight")
+    train_script.train(straight)
+    crashing = tiny(tmp_path / "crash")
+    real_update, calls = train_script.ppo_update, []
+
+    def crash_on_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_update(*args, **kwargs)
+
+    monkeypatch.setattr(train_script, "ppo_update", crash_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        train_script.train(crashing)
+    monkeypatch.setattr(train_script, "ppo_update", real_update)
+    folder = crashing.run_dir / "checkpoints"
+    assert [p.name for p in sorted(folder.glob("update_*.pt"))] == ["update_000001.pt", "update_000002.pt"]
+    (folder / ".update_000003.pt.abc.tmp").write_bytes(b"half a checkpoint")  # a write the crash cut short
+    with pytest.raises(ConfigError, match="--resume"):
+        train_script.train(crashing)  # refuses to start over on top of existing checkpoints
+    stats = train_script.train(crashing, resume=True)
+    assert stats["update"] == 4
+    done, reference = (
+        load_checkpoint(c.run_dir / "checkpoints" / "update_000004.pt") for c in (crashing, straight)
+    )
+    assert done["update"] == reference["update"] == 4
+    assert done["global_step"] == reference["global_step"]
+    for key, tensor in reference["model"].items():
+        assert torch.equal(done["model"][key], tensor), key
+    assert torch.equal(done["rng"]["torch"], reference["rng"]["torch"])
+    assert len(done["snapshots"]) == 2  # updates 3 and 4: the pool the "past" opponent drew from
+    for mine, theirs in zip(done["snapshots"], reference["snapshots"], strict=True):
+        assert all(torch.equal(mine[key], theirs[key]) for key in theirs)
+    assert all(torch.equal(done["snapshots"][-1][k], v) for k, v in done["model"].items())
+
+
+def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
+    train_script.train(tiny(tmp_path, total_updates=1))
+    with pytest.raises(CheckpointError, match=r"different config \(model"):
+        train_script.train(tiny(tmp_path, total_updates=2, model={"hidden": [16]}), resume=True)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        train_script.train(tiny(tmp_path, name="other"), resume=True)
+
+
+def test_truncated_or_incompatible_checkpoint_is_rejected_clearly(tmp_path: Path, capsys) -> None:
+    config = tiny(tmp_path, total_updates=1)
+    train_script.train(config)
+    good = config.run_dir / "checkpoints" / "update_000001.pt"
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match=r"broken\.pt: unreadable \(truncated"):
+        load_checkpoint(broken)
+    with pytest.raises(ValueError, match=r"broken\.pt"):
+        load_policy(str(broken), Rules.preset("block", 2))
+    with pytest.raises(CheckpointError, match="trained for block with 2 players"):
+        CheckpointPolicy(good, Rules.preset("partnership", 4))
+    not_ours = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(3)}, not_ours)
+    with pytest.raises(CheckpointError, match="missing format"):
+        load_checkpoint(not_ours)
+    # The command line turns these into a message and exit status 2, not a traceback.
+    good.write_bytes(broken.read_bytes())
+    argv = [
+        str(ROOT / "configs" / "quickstart.yaml"),
+        f"output_dir={tmp_path}",
+        "name=tiny",
+        "progress=false",
+    ]
+    assert train_script.main([*argv, *(f"{k}={v}" for k, v in _flat(TINY).items()), "--resume"]) == 2
+    assert "update_000001.pt: unreadable" in capsys.readouterr().out.replace("\n", "")  # rich wraps lines
+
+
+def _flat(raw: dict, prefix: str = "") -> dict[str, object]:
+    out = {}
+    for key, value in raw.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = str(value).replace(" ", "").replace("False", "false")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("totl_updates=5", "unknown key 'totl_updates' in the training config; did you mean 'total_updates'"),
+        ("ppo.lrr=0.1", "unknown key 'ppo.lrr' in ppo; did you mean 'lr'"),
+        ("num_games=lots", "num_games must be an integer, got 'lots'"),
+        ("ppo.norm_adv=3", "ppo.norm_adv must be true or false"),
+        ("preset=blok", "unknown preset 'blok'.*did you mean 'block'"),
+        ("opponents.strnog=0.5", "opponents.strnog: unknown bot 'strnog'; did you mean 'strong'"),
+        ("eval.opponents=[randm]", r"eval.opponents\[0\]: unknown bot 'randm'; did you mean 'random'"),
+        ("rollout_steps=0", "rollout_steps must be at least 1"),
+    ],
+)
+def test_config_errors_name_the_key(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_train_config(ROOT / "configs" / "quickstart.yaml", [override])
+
+
+def test_shipped_configs_load() -> None:
+    for name in ("quickstart", "block"):
+        config = load_train_config(ROOT / "configs" / f"{name}.yaml", ["ppo.lr=0.0001"])
+        assert config.name == name and config.ppo.lr == 0.0001
+
+
+def test_masked_logits_never_pick_illegal_actions() -> None:
+    rules = Rules.preset("draw", 2)
+    torch.manual_seed(0)
+    model = ActorCritic(rules, (32,))
+    with torch.no_grad():  # make illegal actions very attractive before masking
+        model.policy_head.bias.fill_(50.0)
+        model.policy_head.weight.mul_(1000.0)
+    play = SelfPlay(rules, 256, seed=1)
+    for _ in range(20):
+        state = play.state()
+        obs, mask = torch.from_numpy(state.obs), torch.from_numpy(state.mask)
+        logits, _ = model(obs, mask)
+        assert (logits.softmax(dim=1)[~mask] == 0).all()
+        features = model.encoder(obs)
+        for greedy in (True, False):
+            actions, _, _ = model.act(obs, mask, greedy=greedy)
+            assert mask[torch.arange(len(mask)), actions].all()
+            logprob, entropy, _ = model.evaluate(features, mask, actions)
+            assert torch.isfinite(logprob).all() and torch.isfinite(entropy).all()
+        play.step(actions.numpy())
+
+
+def test_gae_follows_each_seats_own_decisions() -> None:
+    # One game: seat 0 moves at steps 0 and 2 (round ends after 2, reward +1); seat 1 at step 1, cut off
+    # by the rollout's end, bootstraps from 0.3.
+    rollout = Rollout(
+        obs=np.zeros((3, 1, 1)),
+        mask=np.zeros((3, 1, 1)),
+        actions=np.zeros((3, 1), dtype=np.int64),
+        logprobs=np.zeros((3, 1), dtype=np.float32),
+        values=np.array([[0.5], [0.2], [0.1]], dtype=np.float32),
+        rewards=np.array([[0.0], [0.25], [1.0]], dtype=np.float32),
+        dones=np.array([[0.0], [0.0], [1.0]], dtype=np.float32),
+        next_index=np.array([[2], [-1], [-1]]),
+        bootstrap=np.array([[0.0], [0.3], [0.0]], dtype=np.float32),
+        valid=np.ones((3, 1), dtype=bool),
+    )
+    advantages, returns = compute_advantages(rollout, gamma=1.0, gae_lambda=1.0)
+    np.testing.assert_allclose(advantages[:, 0], [1.0 - 0.5, 0.25 + 0.3 - 0.2, 1.0 - 0.1], rtol=1e-6)
+    np.testing.assert_allclose(returns[:, 0], [1.0, 0.55, 1.0], rtol=1e-6)
+
+
+def test_round_end_rewards_land_on_each_seats_last_move() -> None:
+    rules = Rules.preset("block", 2)  # no scoring during the round: every reward is a round end
+    model = ActorCritic(rules, (16,))
+    play = SelfPlay(rules, 32, seed=3)
+    opponents = Opponents.assign(32, 2, {"self": 1.0}, {})
+    rollout = collect_rollout(model, play, 60, opponents, torch.device("cpu"), reward_scale=1.0)
+    rewarded = rollout.rewards != 0
+    assert rewarded.any()
+    assert (rollout.dones[rewarded] == 1).all()
+    episodes = len(rollout.episode_returns["self"]) // 2
+    assert rollout.dones.sum() == 2 * episodes  # both seats' last moves of every finished round
+    for game in range(32):
+        assert rollout.rewards[:, game].sum() == pytest.approx(0.0, abs=1e-4)  # zero-sum, per game
+    np.testing.assert_allclose(
+        np.abs(rollout.rewards).sum(), np.abs(rollout.episode_returns["self"]).sum(), rtol=1e-5
+    )
+
+
+def test_opponent_games_record_only_the_learners_seat() -> None:
+    rules = Rules.preset("block", 2)
+    model = ActorCritic(rules, (16,))
+    play = SelfPlay(rules, 40, seed=4)
+    bots = {"heaviest": load_policy("heaviest", rules)}
+    opponents = Opponents.assign(40, 2, {"self": 0.5, "heaviest": 0.5}, bots)
+    assert opponents.learner.sum() == 20 * 2 + 20
+    rollout = collect_rollout(model, play, 30, opponents, torch.device("cpu"))
+    pool = opponents.opponent >= 0
+    assert rollout.valid[:, ~pool].all()
+    assert 0 < rollout.valid[:, pool].mean() < 0.75
+    assert rollout.episode_returns["heaviest"]
