@@ -459,6 +459,7 @@ class DominoCore:
         # The few games whose next seat cannot play: walk round the table with them.
         local = np.flatnonzero(going & ~can)
         seat = seat[local]
+        touched = rows[local]  # later rounds of the walk only ever shrink this set
         for _ in range(p):
             games = rows[local]
             drawers = self.bone_pos.take(games) < NUM_TILES
@@ -470,7 +471,6 @@ class DominoCore:
             if drawers.any():
                 d = local[drawers]
                 found[drawers] = self._draw(rows[d], seat[drawers], fit[d], numbers[d])
-            self.views.missing(games, self.missing[games])
             local, seat = local[~found], seat[~found]
             seat = self._next_seat.take(seat)
             can = (hands_flat.take(rows[local] * p + seat) & fit[local]) != 0
@@ -478,6 +478,8 @@ class DominoCore:
             local, seat = local[~can], seat[~can]
             if not len(local):
                 break
+        if len(touched):
+            self.views.missing(touched, self.missing[touched])
         blocked = np.zeros(len(rows), dtype=bool)
         blocked[local] = True
         return blocked

@@ -118,10 +118,17 @@ class ObservationViews:
             self.relative.take(seat, axis=0) + 2
         )
         base = self._shared_base.take(rows)
-        self._shared_flat[base + self._end_code_at + tile] = np.where(opening, 1, end + 2)
-        self._shared_flat[base + self._order_at + tile] = order
-        self._shared_flat[base + self._number_at + end] = number
-        self._shared_flat[base + self._double_at + end] = IS_DOUBLE.take(tile)
+        at_tile, at_end = base + tile, base + end
+        index = np.concatenate(
+            [
+                at_tile + self._end_code_at,
+                at_tile + self._order_at,
+                at_end + self._number_at,
+                at_end + self._double_at,
+            ]
+        )
+        values = np.concatenate([np.where(opening, 1, end + 2), order, number, IS_DOUBLE.take(tile)])
+        self._shared_flat[index] = values  # one scatter for the four shared fields
 
     def opened(self, games: np.ndarray, tiles: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
         """Opening placements: both long ends show the opening tile."""
