@@ -167,6 +167,12 @@ def _check(kind: Any, value: Any, path: str) -> Any:
     ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if kind is float and isinstance(value, str):
+        # PyYAML reads exponents without a dot (``1e-4``) as strings: take them as the number meant.
+        try:
+            return float(value)
+        except ValueError:
+            pass
     if not ok:
         raise ConfigError(f"{path} must be {_type_name(kind)}, got {value!r}")
     return value

@@ -191,6 +191,13 @@ def test_shipped_configs_load() -> None:
         assert config.name == name and config.ppo.lr == 0.0001
 
 
+def test_exponent_floats_are_numbers_and_words_are_not() -> None:
+    config = load_train_config(ROOT / "configs" / "quickstart.yaml", ["ppo.lr=1e-4"])
+    assert config.ppo.lr == 0.0001
+    with pytest.raises(ConfigError, match=r"ppo\.lr must be a number"):
+        load_train_config(ROOT / "configs" / "quickstart.yaml", ["ppo.lr=fast"])
+
+
 def test_masked_logits_never_pick_illegal_actions() -> None:
     rules = Rules.preset("draw", 2)
     torch.manual_seed(0)
