@@ -257,18 +257,20 @@ class DominoCore:
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action per game (int64), from the cached bitboards."""
         rng = self.rng if rng is None else rng
-        ar = self._arange
-        counts = np.bitwise_count(self.legal_bits).astype(np.int64)
-        total = counts[:, 0] + counts[:, 1]
-        for e in range(2, self.num_ends):
-            total += counts[:, e]
+        counts = [np.bitwise_count(self.legal_bits[:, e]).astype(np.int64) for e in range(self.num_ends)]
+        total = counts[0] + counts[1]
+        for count in counts[2:]:
+            total += count
         rank = (rng.random(self.num_games) * total).astype(np.int64)
+        # Walk the ends: a game moves on past end e while its rank is beyond e's legal tiles.
         end = np.zeros(self.num_games, dtype=np.int64)
-        for e in range(self.num_ends - 1):
-            move_on = (end == e) & (rank >= counts[:, e])
-            rank -= np.where(move_on, counts[:, e], 0)
-            end += move_on
-        bits = self.legal_bits.reshape(-1).take(ar * self.num_ends + end)
+        bits = self.legal_bits[:, 0]
+        moving = np.ones(self.num_games, dtype=bool)
+        for e in range(1, self.num_ends):
+            moving &= rank >= counts[e - 1]
+            np.subtract(rank, counts[e - 1], out=rank, where=moving)
+            end += moving
+            bits = np.where(moving, self.legal_bits[:, e], bits)
         low = (bits & LOW14).astype(np.int64)
         in_low = POPCOUNT14.take(low)
         high = rank >= in_low
