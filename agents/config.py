@@ -72,6 +72,11 @@ class ArenaConfig:
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> ArenaConfig:
     """The config in ``path`` (YAML; None: all defaults) with ``key.sub=value`` overrides applied."""
+    return parse_config(read_raw(path, overrides))
+
+
+def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, Any]:
+    """The nested dict of a YAML config file (None: empty) with ``key.sub=value`` overrides applied."""
     raw: dict[str, Any] = {}
     if path is not None:
         try:
@@ -82,7 +87,7 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> ArenaConf
             raise ConfigError(f"config {path} must be a mapping of keys to values")
     for item in overrides:
         apply_override(raw, item)
-    return parse_config(raw)
+    return raw
 
 
 def apply_override(raw: dict[str, Any], item: str) -> None:

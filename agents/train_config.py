@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from domino_env.rules import Rules
 
-from .config import ConfigError, _build, _unknown, apply_override
+from .config import ConfigError, _build, _unknown, read_raw
 from .policy import BOT_NAMES
 
 SELF = "self"
@@ -128,17 +126,7 @@ RESUMABLE_CHANGES = ("total_updates", "progress", "eval", "checkpoint", "device"
 
 def load_train_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConfig:
     """The config in ``path`` (YAML; None: defaults) with ``key.sub=value`` overrides, fully checked."""
-    raw: dict[str, Any] = {}
-    if path is not None:
-        try:
-            raw = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"cannot read config {path}: {error}") from None
-        if not isinstance(raw, dict):
-            raise ConfigError(f"config {path} must be a mapping of keys to values")
-    for item in overrides:
-        apply_override(raw, item)
-    return parse_train_config(raw)
+    return parse_train_config(read_raw(path, overrides))
 
 
 def parse_train_config(raw: dict[str, Any]) -> TrainConfig:
