@@ -31,6 +31,7 @@ from domino_env.policies import Policy
 from domino_env.selfplay import SelfPlay
 
 from .network import ActorCritic
+from .train_config import PPOConfig
 
 
 @dataclass
@@ -184,26 +185,13 @@ def compute_advantages(rollout: Rollout, gamma: float, gae_lambda: float) -> tup
     return advantages, advantages + rollout.values
 
 
-@dataclass
-class PPOHyper:
-    """The update's hyper-parameters (``train_config.PPOConfig`` carries them from the YAML)."""
-
-    epochs: int = 4
-    minibatches: int = 4
-    clip_coef: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    norm_adv: bool = True
-
-
 def ppo_update(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
     rollout: Rollout,
     advantages: np.ndarray,
     returns: np.ndarray,
-    hyper: PPOHyper,
+    hyper: PPOConfig,
     rng: np.random.Generator,
     device: torch.device,
 ) -> dict[str, float]:

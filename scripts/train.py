@@ -59,7 +59,7 @@ from agents.checkpoint import (
 from agents.config import ArenaConfig, ConfigError
 from agents.network import ActorCritic, resolve_device
 from agents.policy import make_bot
-from agents.ppo import Opponents, PPOHyper, collect_rollout, compute_advantages, ppo_update
+from agents.ppo import Opponents, collect_rollout, compute_advantages, ppo_update
 from agents.train_config import PAST, RESUMABLE_CHANGES, SELF, TrainConfig, load_train_config
 from domino_env.selfplay import SelfPlay
 
@@ -119,15 +119,6 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
 
     writer = SummaryWriter(str(config.run_dir), purge_step=global_step if resume else None)
     writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
-    hyper = PPOHyper(
-        epochs=config.ppo.epochs,
-        minibatches=config.ppo.minibatches,
-        clip_coef=config.ppo.clip_coef,
-        ent_coef=config.ppo.ent_coef,
-        vf_coef=config.ppo.vf_coef,
-        max_grad_norm=config.ppo.max_grad_norm,
-        norm_adv=config.ppo.norm_adv,
-    )
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
     stats: dict[str, float] = {}
     sps = 0.0
@@ -159,7 +150,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
 
             # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.
             advantages, returns = compute_advantages(rollout, config.ppo.gamma, config.ppo.gae_lambda)
-            stats = ppo_update(model, optimizer, rollout, advantages, returns, hyper, rng, device)
+            stats = ppo_update(model, optimizer, rollout, advantages, returns, config.ppo, rng, device)
             update += 1
             global_step += config.rollout_steps * config.num_games
             if update % config.snapshots.every == 0:
