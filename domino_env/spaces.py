@@ -48,7 +48,19 @@ def observation_space(rules: Rules) -> spaces.Box:
     return spaces.Box(low, high, dtype=np.int16)
 
 
-class LegalActions(spaces.Discrete):
+class _PicklesWithoutMask:
+    """Spaces are copied and pickled (vector envs, checkers): the mask callback, bound to a
+    live env, is dropped; a restored space samples like its plain Gymnasium parent."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "_legal_mask"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._legal_mask = None
+
+
+class LegalActions(_PicklesWithoutMask, spaces.Discrete):
     """``Discrete(n)`` whose ``sample()`` without a mask is a uniformly random legal action."""
 
     def __init__(self, n: int, legal_mask: Callable[[], np.ndarray]) -> None:
@@ -61,15 +73,8 @@ class LegalActions(spaces.Discrete):
             mask = self._legal_mask()
         return super().sample(mask=mask, probability=probability)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key != "_legal_mask"}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._legal_mask = None
-
-
-class LegalActionsBatch(spaces.MultiDiscrete):
+class LegalActionsBatch(_PicklesWithoutMask, spaces.MultiDiscrete):
     """``MultiDiscrete([n] * num_envs)`` whose ``sample()`` without a mask is legal in every sub-env."""
 
     def __init__(self, n: int, num_envs: int, legal_mask: Callable[[], np.ndarray]) -> None:
@@ -81,10 +86,3 @@ class LegalActionsBatch(spaces.MultiDiscrete):
         if mask is None and probability is None and self._legal_mask is not None:
             return sample_legal(self._legal_mask(), self.np_random)
         return super().sample(mask=mask, probability=probability)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key != "_legal_mask"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._legal_mask = None
