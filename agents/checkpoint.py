@@ -12,6 +12,11 @@ containers of primitives, so it loads with ``torch.load(weights_only=True)``
 * ``rng``: ``numpy`` (the Generator's state dict), ``torch`` (uint8 tensor),
   ``python`` (``random.getstate()`` as nested lists), ``cuda`` (list of tensors).
 
+A *policy file* (``export_policy``) keeps only ``format``, ``model``, ``config``,
+``update`` and ``global_step``: what playing needs, a few hundred KB instead of
+the optimizer state and the snapshot pool. The shipped ``checkpoints/*.pt`` are
+policy files; the arena loads both kinds, ``--resume`` only full checkpoints.
+
 Writes go to a temporary file in the same folder, fsynced, then ``os.replace``:
 a crash leaves the previous checkpoint, never half a file under its name.
 
@@ -52,6 +57,7 @@ REQUIRED = (
     "rng",
     "snapshots",
 )
+POLICY_KEYS = ("format", "model", "config", "update", "global_step")
 
 
 class CheckpointError(ValueError):
@@ -75,8 +81,11 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
         raise
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The payload in ``path``, checked for the keys and format this code writes; else ``CheckpointError``."""
+def load_checkpoint(path: str | Path, required: tuple[str, ...] = REQUIRED) -> dict[str, Any]:
+    """The payload in ``path``, checked for the ``required`` keys and the format; else ``CheckpointError``.
+
+    The default asks for a whole training checkpoint; ``POLICY_KEYS`` accepts a policy file too.
+    """
     path = Path(path)
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
@@ -88,7 +97,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         ) from None
     if not isinstance(payload, dict):
         raise CheckpointError(f"checkpoint {path}: expected a dict, found {type(payload).__name__}")
-    missing = [key for key in REQUIRED if key not in payload]
+    missing = [key for key in required if key not in payload]
     if missing:
         raise CheckpointError(
             f"checkpoint {path}: missing {', '.join(missing)} (not a domino-rl checkpoint?)"
@@ -96,6 +105,12 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if payload["format"] != FORMAT:
         raise CheckpointError(f"checkpoint {path}: format {payload['format']}, this code reads {FORMAT}")
     return payload
+
+
+def export_policy(source: str | Path, target: str | Path) -> None:
+    """Write the policy file of checkpoint ``source`` to ``target`` (atomically): weights and config only."""
+    payload = load_checkpoint(source, POLICY_KEYS)
+    save_checkpoint(target, {key: payload[key] for key in POLICY_KEYS})
 
 
 def rules_of(payload: dict[str, Any]) -> Rules:
@@ -117,7 +132,8 @@ def build_model(payload: dict[str, Any], path: str | Path, rules: Rules | None =
         )
     if trained.name != rules.name:
         raise CheckpointError(f"checkpoint {path}: trained for preset {trained.name!r}, not {rules.name!r}")
-    model = ActorCritic(rules, tuple(payload["config"]["model"]["hidden"]))
+    network = payload["config"]["model"]
+    model = ActorCritic(rules, tuple(network["hidden"]), network.get("move_features", False))
     try:
         model.load_state_dict(payload["model"])
     except RuntimeError as error:
@@ -178,7 +194,7 @@ class CheckpointPolicy(NetworkPolicy):
         self, path: str | Path, rules: Rules, seed: int = 0, greedy: bool = True, device: str = "cpu"
     ) -> None:
         where = resolve_device(device)
-        model = build_model(load_checkpoint(path), path, rules).to(where)
+        model = build_model(load_checkpoint(path, POLICY_KEYS), path, rules).to(where)
         super().__init__(Path(path).stem, model, greedy, torch.Generator(device=where).manual_seed(seed))
 
 

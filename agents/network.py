@@ -18,6 +18,14 @@ needs nothing beyond its weights to reproduce its inputs. Out-of-range category
 values are clamped into the one-hot range instead of raising, because the
 encoder runs inside every policy call.
 
+With ``move_features`` the network also reads, for every legal action, what
+the move would lead to (``agents.move_features``): each action's logit gets
+``w(state) . f(move)``, a state-dependent weighting of the move's features, on
+top of the trunk's per-action logit. The features come from the observation and
+the mask alone, so they add no information a seat may not have; they are
+computed in NumPy on every call unless the caller passes them (the PPO update
+stores them with the rollout).
+
 Illegal actions get the most negative finite logit of the dtype: after the
 softmax their probability is exactly 0 (so they are never sampled nor argmax'ed)
 while log-probabilities and the entropy stay finite (-inf would give 0 * -inf = nan).
@@ -32,6 +40,11 @@ from torch.distributions import Categorical
 from domino_env.observation import observation_fields, observation_size
 from domino_env.rules import Rules
 from domino_env.tiles import NUM_TILES
+
+from .move_features import NUM_MOVE_FEATURES, MoveInputs, move_features, pack_moves
+
+MOVE_HIDDEN = 64
+"""Width of the per-move scorer's hidden layer."""
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -97,12 +110,19 @@ class ObservationEncoder(nn.Module):
 
 
 class ActorCritic(nn.Module):
-    """Shared MLP trunk, a policy head (one logit per action) and a value head (the mover's return)."""
+    """Shared MLP trunk, a policy head (one logit per action) and a value head (the mover's return).
 
-    def __init__(self, rules: Rules, hidden: tuple[int, ...] = (256, 256)) -> None:
+    ``move_features``: add the per-move feature term to the logits (module docstring).
+    """
+
+    def __init__(
+        self, rules: Rules, hidden: tuple[int, ...] = (256, 256), move_features: bool = False
+    ) -> None:
         super().__init__()
+        self.rules = rules
         self.encoder = ObservationEncoder(rules)
         self.num_actions = rules.num_actions
+        self.uses_move_features = move_features
         layers: list[nn.Module] = []
         width = self.encoder.size
         for size in hidden:
@@ -111,37 +131,74 @@ class ActorCritic(nn.Module):
         self.trunk = nn.Sequential(*layers)
         # Small policy init (CleanRL's 0.01): near-uniform play over the legal moves at the start.
         self.policy_head = _orthogonal(nn.Linear(width, self.num_actions), 0.01)
+        self.move_head = _orthogonal(nn.Linear(width, NUM_MOVE_FEATURES), 0.01) if move_features else None
+        if move_features:  # a small per-move MLP on (move features, state): interactions the sum misses
+            self.move_state = _orthogonal(nn.Linear(width, MOVE_HIDDEN), 1.0)
+            self.move_embed = _orthogonal(nn.Linear(NUM_MOVE_FEATURES, MOVE_HIDDEN), 1.0)
+            self.move_out = _orthogonal(nn.Linear(MOVE_HIDDEN, 1), 0.01)
         self.value_head = _orthogonal(nn.Linear(width, 1), 1.0)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(masked logits (B, A), values (B,)) for int16 ``obs`` (B, obs_size) and bool ``mask`` (B, A)."""
-        return self.heads(self.encoder(obs), mask)
+    def move_inputs(self, obs: torch.Tensor, mask: torch.Tensor) -> MoveInputs | None:
+        """The packed per-move features of these rows, or None when the network does not use them."""
+        if not self.uses_move_features:
+            return None
+        features = move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy())
+        return pack_moves(torch.from_numpy(features).to(obs.device), mask)
 
-    def heads(self, features: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, obs: torch.Tensor, mask: torch.Tensor, moves: MoveInputs | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked logits (B, A), values (B,)) for int16 ``obs`` (B, obs_size) and bool ``mask`` (B, A).
+
+        ``moves``: ``move_inputs(obs, mask)`` when the caller already has it (computed here otherwise).
+        """
+        if moves is None:
+            moves = self.move_inputs(obs, mask)
+        return self.heads(self.encoder(obs), mask, moves)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """(B,) values alone: what bootstrapping needs, for positions where no move is asked."""
+        return self.value_head(self.trunk(self.encoder(obs))).squeeze(1)
+
+    def heads(
+        self, features: torch.Tensor, mask: torch.Tensor, moves: MoveInputs | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``forward`` from encoded features: the encoder has no weights, so PPO encodes a rollout once."""
         hidden = self.trunk(features)
         logits = self.policy_head(hidden)
+        if self.move_head is not None:
+            if moves is None:
+                raise ValueError("this network scores moves by their features: pass model.move_inputs(...)")
+            features, actions = moves
+            scores = (features * self.move_head(hidden).unsqueeze(1)).sum(dim=2)
+            joint = torch.tanh(self.move_embed(features) + self.move_state(hidden).unsqueeze(1))
+            scores = scores + self.move_out(joint).squeeze(2)
+            logits = logits.scatter_add(1, actions, scores)
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
         return logits, self.value_head(hidden).squeeze(1)
 
     def act(
-        self, obs: torch.Tensor, mask: torch.Tensor, greedy: bool = False
+        self, obs: torch.Tensor, mask: torch.Tensor, greedy: bool = False, moves: MoveInputs | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(actions, their log-probabilities, values): sampled, or the most probable legal action."""
-        logits, values = self(obs, mask)
+        logits, values = self(obs, mask, moves)
         dist = Categorical(logits=logits, validate_args=False)
         actions = logits.argmax(dim=1) if greedy else dist.sample()
         return actions, dist.log_prob(actions), values
 
     def evaluate(
-        self, features: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
+        self,
+        features: torch.Tensor,
+        mask: torch.Tensor,
+        actions: torch.Tensor,
+        moves: MoveInputs | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(log-probabilities of ``actions``, entropies, values) from encoded features: the PPO update.
 
         Written out instead of through ``Categorical``: illegal actions have
         probability 0 and a finite log-probability, so ``p * log p`` is 0 there.
         """
-        logits, values = self.heads(features, mask)
+        logits, values = self.heads(features, mask, moves)
         log_probs = logits.log_softmax(dim=1)
         entropy = -(log_probs.exp() * log_probs).sum(dim=1)
         return log_probs.gather(1, actions[:, None]).squeeze(1), entropy, values

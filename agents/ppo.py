@@ -28,8 +28,10 @@ import torch
 from torch import nn
 
 from domino_env.policies import Policy
+from domino_env.rules import Rules
 from domino_env.selfplay import SelfPlay
 
+from .move_features import NUM_MOVE_FEATURES, move_features, pack_moves
 from .network import ActorCritic
 from .train_config import PPOConfig
 
@@ -52,6 +54,8 @@ class Rollout:
     bootstrap: np.ndarray
     """Value to bootstrap from where ``next_index`` is -1 and not done."""
     valid: np.ndarray
+    moves: np.ndarray | None = None
+    """(T, N, A, F) float16 per-move features of the learner's decisions, for networks that use them."""
     episode_returns: dict[str, list[float]] = field(default_factory=dict)
     """Per opponent name ("self": pure self-play): the learner seat's unscaled return per finished episode."""
 
@@ -69,13 +73,14 @@ class Opponents:
 
     @classmethod
     def assign(
-        cls, num_games: int, players: int, weights: dict[str, float], policies: dict[str, Policy]
+        cls, num_games: int, rules: Rules, weights: dict[str, float], policies: dict[str, Policy]
     ) -> Opponents:
         """Split the games by ``weights`` ("self": pure self-play, any other name: a policy in ``policies``).
 
         The split is fixed (game g keeps its opponent) so that rollouts of equal
-        length always hold the same mix; in opponent games the learner sits at
-        seat g % P, so it plays every seat equally often.
+        length always hold the same mix; in opponent games the learner plays the
+        side of seat g % P (with teams, both partners' seats: partners share the
+        policy), so it plays every seat equally often.
         """
         names = list(weights)
         total = sum(weights.values())
@@ -84,10 +89,10 @@ class Opponents:
         kind = np.repeat(np.arange(len(names)), counts)
         others = [n for n in names if n != "self"]
         opponent = np.array([-1 if names[k] == "self" else others.index(names[k]) for k in kind])
-        learner = np.zeros((num_games, players), dtype=bool)
+        players = rules.players
+        sides = np.array([rules.side_of(seat) for seat in range(players)])
+        learner = sides[None, :] == sides[np.arange(num_games) % players][:, None]
         learner[opponent < 0] = True
-        pool = np.flatnonzero(opponent >= 0)
-        learner[pool, pool % players] = True
         return cls(learner, opponent, [policies[n] for n in others], others)
 
 
@@ -108,6 +113,9 @@ def collect_rollout(
     logprobs, values, rewards, dones, bootstrap = (np.zeros((steps, n), dtype=np.float32) for _ in range(5))
     next_index = np.full((steps, n), -1, dtype=np.int64)
     valid = np.zeros((steps, n), dtype=bool)
+    moves = None
+    if model.uses_move_features:
+        moves = np.zeros((steps, n, num_actions, NUM_MOVE_FEATURES), dtype=np.float16)
     last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
     episode_return = np.zeros((n, p))
     games = np.arange(n)
@@ -118,11 +126,15 @@ def collect_rollout(
         step_actions = np.zeros(n, dtype=np.int64)
         rows = np.flatnonzero(mine)
         if len(rows):
+            row_obs = torch.from_numpy(state.obs[rows]).to(device)
+            row_mask = torch.from_numpy(state.mask[rows]).to(device)
+            row_moves = None
+            if moves is not None:
+                dense = move_features(play.rules, state.obs[rows], state.mask[rows])
+                moves[t, rows] = dense
+                row_moves = pack_moves(torch.from_numpy(dense).to(device), row_mask)
             with torch.no_grad():
-                chosen, logprob, value = model.act(
-                    torch.from_numpy(state.obs[rows]).to(device),
-                    torch.from_numpy(state.mask[rows]).to(device),
-                )
+                chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
             step_actions[rows] = chosen.cpu().numpy()
             obs[t, rows], mask[t, rows], actions[t, rows] = (
                 state.obs[rows],
@@ -157,13 +169,10 @@ def collect_rollout(
     if len(game):
         end_obs = play.core.observe(seats=seat, games=game)
         with torch.no_grad():
-            _, end_values = model(
-                torch.from_numpy(end_obs).to(device),
-                torch.ones((len(game), num_actions), dtype=torch.bool, device=device),
-            )
+            end_values = model.value(torch.from_numpy(end_obs).to(device))
         bootstrap[last[game, seat], game] = end_values.cpu().numpy()
     return Rollout(
-        obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, returns
+        obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, moves, returns
     )
 
 
@@ -208,6 +217,7 @@ def ppo_update(
         return torch.from_numpy(np.ascontiguousarray(array.reshape(-1, *array.shape[2:])[valid])).to(device)
 
     obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
+    moves = None if rollout.moves is None else pack_moves(flat(rollout.moves).float(), mask)
     with torch.no_grad():
         features = model.encoder(obs)
     old_logprobs, old_values = flat(rollout.logprobs), flat(rollout.values)
@@ -221,7 +231,8 @@ def ppo_update(
         }
         for start in range(0, size, batch):
             idx = order[start : start + batch]
-            logprob, entropy, value = model.evaluate(features[idx], mask[idx], actions[idx])
+            batch_moves = None if moves is None else (moves[0][idx], moves[1][idx])
+            logprob, entropy, value = model.evaluate(features[idx], mask[idx], actions[idx], batch_moves)
             log_ratio = logprob - old_logprobs[idx]
             ratio = log_ratio.exp()
             mb_adv = adv[idx]

@@ -29,6 +29,8 @@ PAST = "past"
 class ModelConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Widths of the shared MLP trunk (``agents.network.ActorCritic``)."""
+    move_features: bool = True
+    """Score moves by their features as well (``agents.move_features``): learns far faster."""
 
 
 @dataclass

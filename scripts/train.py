@@ -95,7 +95,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
 
-    model = ActorCritic(rules, tuple(config.model.hidden)).to(device)
+    model = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
     update, global_step, best_score = 0, 0, float("-inf")
     snapshots = [_weights(model)]  # the pool the "past" opponent draws from
@@ -139,11 +139,11 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
             update_seed = config.seed * 1_000_003 + update
             policies = {name: make_bot(name, rules, seed=update_seed) for name in bots}
             if PAST in config.opponents:
-                past = ActorCritic(rules, tuple(config.model.hidden)).to(device)
+                past = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
                 past.load_state_dict(snapshots[rng.integers(len(snapshots))])
                 generator = torch.Generator(device=device).manual_seed(update_seed)
                 policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
-            opponents = Opponents.assign(config.num_games, rules.players, config.opponents, policies)
+            opponents = Opponents.assign(config.num_games, rules, config.opponents, policies)
             rollout = collect_rollout(
                 model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale
             )

@@ -11,7 +11,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from agents.arena import run_arena
-from agents.checkpoint import CheckpointError, CheckpointPolicy, load_checkpoint
+from agents.checkpoint import CheckpointError, CheckpointPolicy, export_policy, load_checkpoint
 from agents.config import ArenaConfig, ConfigError
 from agents.network import ActorCritic
 from agents.policy import load_policy
@@ -82,6 +82,22 @@ def test_tiny_run_learns_logs_and_writes_a_checkpoint_the_arena_plays(tmp_path: 
     assert isinstance(policy, CheckpointPolicy)
     result = run_arena(ArenaConfig(policies=[str(best), "random"], deals=100, matches=0, progress=False))
     assert result.pairs[0].diff > result.pairs[0].ci  # significantly better than random
+
+
+def test_exported_policy_file_is_small_plays_like_its_checkpoint_and_cannot_resume(tmp_path: Path) -> None:
+    config = tiny(tmp_path, total_updates=2, opponents={"self": 1.0})
+    train_script.train(config)
+    source = config.run_dir / "checkpoints" / "update_000002.pt"
+    target = tmp_path / "shipped" / "block-2p.pt"
+    export_policy(source, target)
+    assert target.stat().st_size < source.stat().st_size / 2
+    rules = Rules.preset("block", 2)
+    state = SelfPlay(rules, 64, seed=5).state()
+    full, small = load_policy(str(source), rules), load_policy(str(target), rules)
+    assert small.name == "block-2p"
+    np.testing.assert_array_equal(full(state.obs, state.mask), small(state.obs, state.mask))
+    with pytest.raises(CheckpointError, match="missing optimizer"):
+        load_checkpoint(target)  # what --resume reads: a policy file has no training state
 
 
 def test_crash_and_resume_repeats_the_uninterrupted_run(tmp_path: Path, monkeypatch) -> None:
@@ -198,10 +214,11 @@ def test_exponent_floats_are_numbers_and_words_are_not() -> None:
         load_train_config(ROOT / "configs" / "quickstart.yaml", ["ppo.lr=fast"])
 
 
-def test_masked_logits_never_pick_illegal_actions() -> None:
+@pytest.mark.parametrize("move_features", [False, True])
+def test_masked_logits_never_pick_illegal_actions(move_features: bool) -> None:
     rules = Rules.preset("draw", 2)
     torch.manual_seed(0)
-    model = ActorCritic(rules, (32,))
+    model = ActorCritic(rules, (32,), move_features)
     with torch.no_grad():  # make illegal actions very attractive before masking
         model.policy_head.bias.fill_(50.0)
         model.policy_head.weight.mul_(1000.0)
@@ -215,7 +232,7 @@ def test_masked_logits_never_pick_illegal_actions() -> None:
         for greedy in (True, False):
             actions, _, _ = model.act(obs, mask, greedy=greedy)
             assert mask[torch.arange(len(mask)), actions].all()
-            logprob, entropy, _ = model.evaluate(features, mask, actions)
+            logprob, entropy, _ = model.evaluate(features, mask, actions, model.move_inputs(obs, mask))
             assert torch.isfinite(logprob).all() and torch.isfinite(entropy).all()
         play.step(actions.numpy())
 
@@ -244,13 +261,16 @@ def test_round_end_rewards_land_on_each_seats_last_move() -> None:
     rules = Rules.preset("block", 2)  # no scoring during the round: every reward is a round end
     model = ActorCritic(rules, (16,))
     play = SelfPlay(rules, 32, seed=3)
-    opponents = Opponents.assign(32, 2, {"self": 1.0}, {})
+    opponents = Opponents.assign(32, rules, {"self": 1.0}, {})
     rollout = collect_rollout(model, play, 60, opponents, torch.device("cpu"), reward_scale=1.0)
     rewarded = rollout.rewards != 0
     assert rewarded.any()
     assert (rollout.dones[rewarded] == 1).all()
     episodes = len(rollout.episode_returns["self"]) // 2
-    assert rollout.dones.sum() == 2 * episodes  # both seats' last moves of every finished round
+    # Both seats' last moves of every finished round; a seat that never had a legal move all round
+    # (its passes are automatic) has no transition to mark.
+    assert episodes < rollout.dones.sum() <= 2 * episodes
+    assert (rollout.next_index[rollout.dones == 1] == -1).all()  # nothing follows an episode's end
     for game in range(32):
         assert rollout.rewards[:, game].sum() == pytest.approx(0.0, abs=1e-4)  # zero-sum, per game
     np.testing.assert_allclose(
@@ -263,10 +283,19 @@ def test_opponent_games_record_only_the_learners_seat() -> None:
     model = ActorCritic(rules, (16,))
     play = SelfPlay(rules, 40, seed=4)
     bots = {"heaviest": load_policy("heaviest", rules)}
-    opponents = Opponents.assign(40, 2, {"self": 0.5, "heaviest": 0.5}, bots)
+    opponents = Opponents.assign(40, rules, {"self": 0.5, "heaviest": 0.5}, bots)
     assert opponents.learner.sum() == 20 * 2 + 20
     rollout = collect_rollout(model, play, 30, opponents, torch.device("cpu"))
     pool = opponents.opponent >= 0
     assert rollout.valid[:, ~pool].all()
     assert 0 < rollout.valid[:, pool].mean() < 0.75
     assert rollout.episode_returns["heaviest"]
+
+
+def test_partners_share_the_learner_in_opponent_games() -> None:
+    rules = Rules.preset("partnership", 4)
+    bots = {"strong": load_policy("strong", rules)}
+    opponents = Opponents.assign(8, rules, {"self": 0.5, "strong": 0.5}, bots)
+    assert opponents.learner[:4].all()
+    expected = [[True, False, True, False], [False, True, False, True]] * 2
+    assert opponents.learner[4:].tolist() == expected
