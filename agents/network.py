@@ -116,7 +116,7 @@ class ActorCritic(nn.Module):
     """
 
     def __init__(
-        self, rules: Rules, hidden: tuple[int, ...] = (256, 256), move_features: bool = False
+        self, rules: Rules, hidden: tuple[int, ...] = (128, 128), move_features: bool = True
     ) -> None:
         super().__init__()
         self.rules = rules

@@ -27,7 +27,7 @@ PAST = "past"
 
 @dataclass
 class ModelConfig:
-    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    hidden: list[int] = field(default_factory=lambda: [128, 128])
     """Widths of the shared MLP trunk (``agents.network.ActorCritic``)."""
     move_features: bool = True
     """Score moves by their features as well (``agents.move_features``): learns far faster."""
