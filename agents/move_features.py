@@ -5,10 +5,9 @@ actions, relations such as "this tile leaves ends the next seat cannot play" or
 "this move scores fives" from bitboards; learning those from rewards alone
 takes tens of millions of decisions. The heuristic bots already compute them
 exactly (``agents.features.Moves``, the quantities ``strong`` weighs), so the
-network gets them as inputs: one row of ``MOVE_FEATURES`` per action, zeros for
-illegal actions (``move_features``), packed to the legal actions only before the
-network sees them (``pack_moves``: a seat rarely has more than a dozen legal
-moves out of 56 or 112 actions, and the PPO update runs on every row).
+network gets them as inputs: one row of ``MOVE_FEATURES`` per legal action,
+illegal actions, packed to the legal actions only (a seat rarely has more than
+a dozen legal moves out of 56 or 112 actions, and the PPO update runs on every row).
 ``ActorCritic`` scores each move with state-dependent weights over these rows,
 which can express ``strong`` exactly and improve on it.
 """
@@ -17,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch import nn
 
 from domino_env.rules import Rules
 
@@ -42,30 +42,35 @@ MOVE_FEATURES: tuple[tuple[str, float], ...] = (
 NUM_MOVE_FEATURES = len(MOVE_FEATURES)
 
 
-def move_features(rules: Rules, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """(B, A, NUM_MOVE_FEATURES) float32 for observations ``obs`` and legal masks ``mask`` (0 if illegal).
+MoveInputs = tuple[torch.Tensor, torch.Tensor]
+"""(features (B, K, F) float32, actions (B, K) int64): each row's legal actions and their features,
+in increasing action order, padded to K (the most legal actions of any row) with action 0 and zero
+features: a slot is padding exactly when its action is not larger than the slot before it."""
+
+
+def move_features(rules: Rules, obs: np.ndarray, mask: np.ndarray) -> MoveInputs:
+    """The packed per-move features of observations ``obs`` with legal masks ``mask``.
 
     Every row of ``mask`` needs a legal action (a seat is only asked to move when it has one).
     """
     moves = Moves(Board(rules, np.asarray(obs)), np.asarray(mask))
-    out = np.zeros((*mask.shape, NUM_MOVE_FEATURES), dtype=np.float32)
+    slot = np.arange(len(moves.row)) - moves.starts[moves.row]
+    k = int(slot.max()) + 1 if len(slot) else 1
+    features = np.zeros((len(mask), k, NUM_MOVE_FEATURES), dtype=np.float32)
     for column, (name, divisor) in enumerate(MOVE_FEATURES):
         value = moves.options(1) if name == "next_options" else getattr(moves, name)
-        out[moves.row, moves.action, column] = value / divisor
-    return out
+        features[moves.row, slot, column] = value / divisor
+    actions = np.zeros((len(mask), k), dtype=np.int64)
+    actions[moves.row, slot] = moves.action
+    return torch.from_numpy(features), torch.from_numpy(actions)
 
 
-MoveInputs = tuple[torch.Tensor, torch.Tensor]
-"""(features (B, K, F), actions (B, K)): the features of each row's legal actions, padded to K."""
-
-
-def pack_moves(moves: torch.Tensor, mask: torch.Tensor) -> MoveInputs:
-    """Dense (B, A, F) features -> each row's legal actions first, cut to K = the most legal actions of a row.
-
-    A row with fewer legal actions is padded with illegal ones, whose features are
-    zero (so they add nothing to a logit that masking then removes anyway).
-    """
-    k = max(int(mask.sum(dim=1).max()), 1) if len(mask) else 1
-    actions = torch.argsort((~mask).to(torch.uint8), dim=1, stable=True)[:, :k]
-    features = moves.gather(1, actions.unsqueeze(2).expand(-1, -1, moves.shape[2]))
+def concat_moves(parts: list[MoveInputs]) -> MoveInputs:
+    """Stack packed batches row-wise, padding each to the widest K (the PPO update's one batch)."""
+    k = max(features.shape[1] for features, _ in parts)
+    pad = [(k - features.shape[1]) for features, _ in parts]
+    features = torch.cat(
+        [nn.functional.pad(f, (0, 0, 0, extra)) for (f, _), extra in zip(parts, pad, strict=True)]
+    )
+    actions = torch.cat([nn.functional.pad(a, (0, extra)) for (_, a), extra in zip(parts, pad, strict=True)])
     return features, actions

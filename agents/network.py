@@ -41,7 +41,7 @@ from domino_env.observation import observation_fields, observation_size
 from domino_env.rules import Rules
 from domino_env.tiles import NUM_TILES
 
-from .move_features import NUM_MOVE_FEATURES, MoveInputs, move_features, pack_moves
+from .move_features import NUM_MOVE_FEATURES, MoveInputs, move_features
 
 MOVE_HIDDEN = 64
 """Width of the per-move scorer's hidden layer."""
@@ -142,8 +142,8 @@ class ActorCritic(nn.Module):
         """The packed per-move features of these rows, or None when the network does not use them."""
         if not self.uses_move_features:
             return None
-        features = move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy())
-        return pack_moves(torch.from_numpy(features).to(obs.device), mask)
+        features, actions = move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy())
+        return features.to(obs.device), actions.to(obs.device)
 
     def forward(
         self, obs: torch.Tensor, mask: torch.Tensor, moves: MoveInputs | None = None
@@ -173,6 +173,10 @@ class ActorCritic(nn.Module):
             scores = (features * self.move_head(hidden).unsqueeze(1)).sum(dim=2)
             joint = torch.tanh(self.move_embed(features) + self.move_state(hidden).unsqueeze(1))
             scores = scores + self.move_out(joint).squeeze(2)
+            # Padding slots (action 0 after larger ones) must add nothing to action 0's logit.
+            real = torch.ones_like(actions, dtype=torch.bool)
+            real[:, 1:] = actions[:, 1:] > actions[:, :-1]
+            scores = scores * real
             logits = logits.scatter_add(1, actions, scores)
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
         return logits, self.value_head(hidden).squeeze(1)

@@ -31,7 +31,7 @@ from domino_env.policies import Policy
 from domino_env.rules import Rules
 from domino_env.selfplay import SelfPlay
 
-from .move_features import NUM_MOVE_FEATURES, move_features, pack_moves
+from .move_features import MoveInputs, concat_moves
 from .network import ActorCritic
 from .train_config import PPOConfig
 
@@ -54,8 +54,8 @@ class Rollout:
     bootstrap: np.ndarray
     """Value to bootstrap from where ``next_index`` is -1 and not done."""
     valid: np.ndarray
-    moves: np.ndarray | None = None
-    """(T, N, A, F) float16 per-move features of the learner's decisions, for networks that use them."""
+    moves: list[MoveInputs] | None = None
+    """Per step with learner decisions, their packed per-move features (networks that use them)."""
     episode_returns: dict[str, list[float]] = field(default_factory=dict)
     """Per opponent name ("self": pure self-play): the learner seat's unscaled return per finished episode."""
 
@@ -113,9 +113,7 @@ def collect_rollout(
     logprobs, values, rewards, dones, bootstrap = (np.zeros((steps, n), dtype=np.float32) for _ in range(5))
     next_index = np.full((steps, n), -1, dtype=np.int64)
     valid = np.zeros((steps, n), dtype=bool)
-    moves = None
-    if model.uses_move_features:
-        moves = np.zeros((steps, n, num_actions, NUM_MOVE_FEATURES), dtype=np.float16)
+    moves: list[MoveInputs] | None = [] if model.uses_move_features else None
     last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
     episode_return = np.zeros((n, p))
     games = np.arange(n)
@@ -130,9 +128,8 @@ def collect_rollout(
             row_mask = torch.from_numpy(state.mask[rows]).to(device)
             row_moves = None
             if moves is not None:
-                dense = move_features(play.rules, state.obs[rows], state.mask[rows])
-                moves[t, rows] = dense
-                row_moves = pack_moves(torch.from_numpy(dense).to(device), row_mask)
+                row_moves = model.move_inputs(row_obs, row_mask)
+                moves.append(row_moves)
             with torch.no_grad():
                 chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
             step_actions[rows] = chosen.cpu().numpy()
@@ -217,7 +214,7 @@ def ppo_update(
         return torch.from_numpy(np.ascontiguousarray(array.reshape(-1, *array.shape[2:])[valid])).to(device)
 
     obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
-    moves = None if rollout.moves is None else pack_moves(flat(rollout.moves).float(), mask)
+    moves = None if rollout.moves is None else concat_moves(rollout.moves)
     with torch.no_grad():
         features = model.encoder(obs)
     old_logprobs, old_values = flat(rollout.logprobs), flat(rollout.values)

@@ -8,36 +8,60 @@ import torch
 
 from agents.bots import STRONG_WEIGHTS, family
 from agents.checkpoint import NetworkPolicy
-from agents.move_features import MOVE_FEATURES, move_features, pack_moves
+from agents.move_features import MOVE_FEATURES, concat_moves, move_features
 from agents.network import ActorCritic
 from agents.policy import make_bot
 from domino_env import Rules
 from domino_env.policies import sample_legal
 from domino_env.selfplay import SelfPlay
 
-PRESETS = [("block", 2), ("draw", 2), ("all_fives", 2), ("partnership", 4), ("muggins", 2), ("spanish_pairs", 4)]
+PRESETS = [
+    ("block", 2),
+    ("draw", 2),
+    ("all_fives", 2),
+    ("partnership", 4),
+    ("muggins", 2),
+    ("spanish_pairs", 4),
+]
 
 
 @pytest.mark.parametrize(("preset", "players"), PRESETS)
-def test_only_legal_moves_have_features_and_packing_keeps_them(preset: str, players: int) -> None:
+def test_each_row_lists_its_legal_moves_in_order_then_zero_padding(preset: str, players: int) -> None:
     rules = Rules.preset(preset, players)
     play = SelfPlay(rules, 128, seed=1)
     rng = np.random.default_rng(0)
     for _ in range(25):
         state = play.state()
-        dense = move_features(rules, state.obs, state.mask)
-        assert dense.shape == (128, rules.num_actions, len(MOVE_FEATURES))
-        assert not dense[~state.mask].any()
-        assert np.isfinite(dense).all()
-        mask = torch.from_numpy(state.mask)
-        features, actions = pack_moves(torch.from_numpy(dense), mask)
-        assert actions.shape[1] == state.mask.sum(axis=1).max()
-        rows = torch.arange(len(mask))[:, None].expand_as(actions)
-        legal = mask[rows, actions]
-        assert legal.sum() == mask.sum()  # every legal action once, then padding
-        assert not features[~legal].any()
-        torch.testing.assert_close(features, torch.from_numpy(dense)[rows, actions])
+        features, actions = move_features(rules, state.obs, state.mask)
+        counts = state.mask.sum(axis=1)
+        assert features.shape == (128, counts.max(), len(MOVE_FEATURES))
+        assert torch.isfinite(features).all()
+        for row in range(0, 128, 7):
+            legal = np.flatnonzero(state.mask[row])
+            assert actions[row, : len(legal)].tolist() == legal.tolist()
+            assert not actions[row, len(legal) :].any() and not features[row, len(legal) :].any()
         play.step(sample_legal(state.mask, rng))
+
+
+def test_concatenated_batches_pad_to_the_widest_and_padding_adds_nothing() -> None:
+    rules = Rules.preset("draw", 2)
+    play = SelfPlay(rules, 64, seed=3)
+    rng = np.random.default_rng(1)
+    model = ActorCritic(rules, (16,))
+    parts, batches = [], []
+    for _ in range(30):
+        state = play.state()
+        obs, mask = torch.from_numpy(state.obs), torch.from_numpy(state.mask)
+        parts.append(model.move_inputs(obs, mask))
+        batches.append((obs, mask))
+        play.step(sample_legal(state.mask, rng))
+    features, actions = concat_moves(parts)
+    assert features.shape[1] == max(f.shape[1] for f, _ in parts) > min(f.shape[1] for f, _ in parts)
+    obs, mask = torch.cat([o for o, _ in batches]), torch.cat([m for _, m in batches])
+    with torch.no_grad():
+        together, _ = model(obs, mask, (features, actions))
+        apart = torch.cat([model(o, m, p)[0] for (o, m), p in zip(batches, parts, strict=True)])
+    torch.testing.assert_close(together, apart)
 
 
 @pytest.mark.parametrize(("preset", "players"), PRESETS[:4])
