@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import sys
 import time
 from pathlib import Path
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
     parser.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # unwind like Ctrl-C: logs flushed, checkpoints whole
     console = Console()
     try:
         config = load_train_config(args.config, args.overrides)
@@ -78,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]error:[/red] {error}")
         return 2
     return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def train(config: TrainConfig, resume: bool = False, console: Console | None = None) -> dict[str, float]:
@@ -117,6 +123,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     elif existing:
         raise ConfigError(f"{checkpoints} already holds checkpoints: pass --resume, or choose another name")
 
+    # A context manager: an interrupted run (Ctrl-C, SIGTERM) still flushes what it logged.
     writer = SummaryWriter(str(config.run_dir), purge_step=global_step if resume else None)
     writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
@@ -129,7 +136,8 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
         MofNCompleteColumn(),
         TextColumn("{task.fields[info]}"),
     )
-    with Progress(*columns, TimeRemainingColumn(), console=console, disable=not config.progress) as bar:
+    progress = Progress(*columns, TimeRemainingColumn(), console=console, disable=not config.progress)
+    with writer, progress as bar:
         task = bar.add_task(f"train {config.name}", total=config.total_updates, completed=update, info="")
         while update < config.total_updates:
             # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
@@ -184,7 +192,6 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
                         best_score = payload["best_score"] = score
                         save_checkpoint(path, payload)
                         save_checkpoint(checkpoints / "best.pt", payload)
-    writer.close()
     stats["update"], stats["global_step"], stats["SPS"] = update, global_step, sps
     return stats
 
