@@ -116,9 +116,6 @@ def test_crash_and_resume_repeats_the_uninterrupted_run(tmp_path: Path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         train_script.train(crashing)
     monkeypatch.setattr(train_script, "ppo_update", real_update)
-    logged = EventAccumulator(str(crashing.run_dir))
-    logged.Reload()
-    assert len(logged.Scalars("losses/policy")) == 2  # the interrupted run flushed its log
     folder = crashing.run_dir / "checkpoints"
     assert [p.name for p in sorted(folder.glob("update_*.pt"))] == ["update_000001.pt", "update_000002.pt"]
     (folder / ".update_000003.pt.abc.tmp").write_bytes(b"half a checkpoint")  # a write the crash cut short
