@@ -201,10 +201,14 @@ def test_config_errors_name_the_key(override: str, message: str) -> None:
         load_train_config(ROOT / "configs" / "quickstart.yaml", [override])
 
 
-def test_shipped_configs_load() -> None:
-    for name in ("quickstart", "block"):
-        config = load_train_config(ROOT / "configs" / f"{name}.yaml", ["ppo.lr=0.0001"])
-        assert config.name == name and config.ppo.lr == 0.0001
+TRAINING_CONFIGS = sorted(p for p in (ROOT / "configs").glob("*.yaml") if not p.name.startswith("arena"))
+
+
+@pytest.mark.parametrize("path", TRAINING_CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_load(path: Path) -> None:
+    config = load_train_config(path, ["ppo.lr=0.0001"])
+    assert config.name == path.stem and config.ppo.lr == 0.0001
+    config.build_rules()
 
 
 def test_exponent_floats_are_numbers_and_words_are_not() -> None:
