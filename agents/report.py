@@ -86,11 +86,12 @@ def save(result: ArenaResult, stem: Path, json_out: bool, csv_out: bool, plot_ou
 
 
 def plot(result: ArenaResult, path: Path) -> None:
-    """Pairwise difference matrix (row minus column, points per round) and ratings with 95% CIs."""
-    import matplotlib
+    """Pairwise difference matrix (row minus column, points per round) and ratings with 95% CIs.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Drawn on a bare ``Figure`` (no pyplot): no backend is chosen or changed, so it is
+    safe inside a notebook and in a process without a display.
+    """
+    from matplotlib.figure import Figure
 
     names = [p.name for p in sorted(result.policies, key=lambda p: -p.rating)]
     index = {name: i for i, name in enumerate(names)}
@@ -102,7 +103,8 @@ def plot(result: ArenaResult, path: Path) -> None:
         matrix[i, j], matrix[j, i] = p.diff, -p.diff
         mark = "" if p.significant else "~"
         labels[i, j], labels[j, i] = f"{mark}{p.diff:+.1f}", f"{mark}{-p.diff:+.1f}"
-    fig, (left, right) = plt.subplots(1, 2, figsize=(6 + 0.9 * k, 1.5 + 0.6 * k), width_ratios=[1.4, 1])
+    fig = Figure(figsize=(6 + 0.9 * k, 1.5 + 0.6 * k))
+    left, right = fig.subplots(1, 2, width_ratios=[1.4, 1])
     limit = np.nanmax(np.abs(matrix)) if np.isfinite(matrix).any() else 1.0
     image = left.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
     for i in range(k):
@@ -123,4 +125,3 @@ def plot(result: ArenaResult, path: Path) -> None:
     fig.suptitle(f"{result.preset} {result.players}p, {result.deals} duplicate deals")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)

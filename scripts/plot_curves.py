@@ -1,0 +1,38 @@
+"""Plot the arena learning curves of training runs (points per round vs each eval bot, 95% CI bands).
+
+    python scripts/plot_curves.py runs/quickstart --out curves.png
+    python scripts/plot_curves.py runs/quickstart runs/block --out compare.png --x wall_time
+
+Reads the TensorBoard event files ``scripts/train.py`` writes to ``runs/<name>/``
+(``agents.curves``); one line per run, one panel per eval opponent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+
+from agents.curves import plot_learning_curves
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folders (runs/<name>)")
+    parser.add_argument("--out", required=True, help="PNG file to write")
+    parser.add_argument("--x", choices=("step", "wall_time"), default="step", help="x axis (default: step)")
+    parser.add_argument("--opponents", nargs="+", help="eval bots to show (default: all)")
+    args = parser.parse_args(argv)
+    try:
+        plot_learning_curves(args.run_dirs, args.out, x=args.x, opponents=args.opponents)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
