@@ -142,8 +142,7 @@ class ActorCritic(nn.Module):
         """The packed per-move features of these rows, or None when the network does not use them."""
         if not self.uses_move_features:
             return None
-        features, actions = move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy())
-        return features.to(obs.device), actions.to(obs.device)
+        return move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy()).to(obs.device)
 
     def forward(
         self, obs: torch.Tensor, mask: torch.Tensor, moves: MoveInputs | None = None
@@ -169,15 +168,13 @@ class ActorCritic(nn.Module):
         if self.move_head is not None:
             if moves is None:
                 raise ValueError("this network scores moves by their features: pass model.move_inputs(...)")
-            features, actions = moves
-            scores = (features * self.move_head(hidden).unsqueeze(1)).sum(dim=2)
-            joint = torch.tanh(self.move_embed(features) + self.move_state(hidden).unsqueeze(1))
-            scores = scores + self.move_out(joint).squeeze(2)
-            # Padding slots (action 0 after larger ones) must add nothing to action 0's logit.
-            real = torch.ones_like(actions, dtype=torch.bool)
-            real[:, 1:] = actions[:, 1:] > actions[:, :-1]
-            scores = scores * real
-            logits = logits.scatter_add(1, actions, scores)
+            weights = self.move_head(hidden).index_select(0, moves.rows)
+            context = self.move_state(hidden).index_select(0, moves.rows)
+            joint = torch.tanh(self.move_embed(moves.features) + context)
+            scores = (moves.features * weights).sum(dim=1) + self.move_out(joint).squeeze(1)
+            where = moves.rows * self.num_actions + moves.actions
+            added = logits.new_zeros(logits.numel()).index_add(0, where, scores)
+            logits = logits + added.view_as(logits)
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
         return logits, self.value_head(hidden).squeeze(1)
 

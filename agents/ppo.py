@@ -31,7 +31,7 @@ from domino_env.policies import Policy
 from domino_env.rules import Rules
 from domino_env.selfplay import SelfPlay
 
-from .move_features import MoveInputs, concat_moves
+from .move_features import MoveInputs
 from .network import ActorCritic
 from .train_config import PPOConfig
 
@@ -214,7 +214,7 @@ def ppo_update(
         return torch.from_numpy(np.ascontiguousarray(array.reshape(-1, *array.shape[2:])[valid])).to(device)
 
     obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
-    moves = None if rollout.moves is None else concat_moves(rollout.moves)
+    moves = None if rollout.moves is None else MoveInputs.concat(rollout.moves).to(device)
     with torch.no_grad():
         features = model.encoder(obs)
     old_logprobs, old_values = flat(rollout.logprobs), flat(rollout.values)
@@ -228,8 +228,10 @@ def ppo_update(
         }
         for start in range(0, size, batch):
             idx = order[start : start + batch]
-            batch_moves = None if moves is None else (moves[0][idx], moves[1][idx])
-            logprob, entropy, value = model.evaluate(features[idx], mask[idx], actions[idx], batch_moves)
+            batch_moves = None if moves is None else moves.select(idx)
+            logprob, entropy, value = model.evaluate(
+                features.index_select(0, idx), mask.index_select(0, idx), actions[idx], batch_moves
+            )
             log_ratio = logprob - old_logprobs[idx]
             ratio = log_ratio.exp()
             mb_adv = adv[idx]

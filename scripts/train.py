@@ -75,10 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     try:
         config = load_train_config(args.config, args.overrides)
-        train(config, resume=args.resume, console=console)
+        stats = train(config, resume=args.resume, console=console)
     except (ConfigError, CheckpointError) as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
+    console.print(
+        f"{config.name}: {stats['update']:.0f} updates, {stats['global_step']:,.0f} env steps, "
+        f"{stats['SPS']:,.0f} steps/s; checkpoints in {config.run_dir / 'checkpoints'}"
+    )
     return 0
 
 

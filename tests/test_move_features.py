@@ -8,7 +8,7 @@ import torch
 
 from agents.bots import STRONG_WEIGHTS, family
 from agents.checkpoint import NetworkPolicy
-from agents.move_features import MOVE_FEATURES, concat_moves, move_features
+from agents.move_features import MOVE_FEATURES, MoveInputs, move_features
 from agents.network import ActorCritic
 from agents.policy import make_bot
 from domino_env import Rules
@@ -26,24 +26,22 @@ PRESETS = [
 
 
 @pytest.mark.parametrize(("preset", "players"), PRESETS)
-def test_each_row_lists_its_legal_moves_in_order_then_zero_padding(preset: str, players: int) -> None:
+def test_entries_are_the_legal_moves_row_by_row(preset: str, players: int) -> None:
     rules = Rules.preset(preset, players)
     play = SelfPlay(rules, 128, seed=1)
     rng = np.random.default_rng(0)
     for _ in range(25):
         state = play.state()
-        features, actions = move_features(rules, state.obs, state.mask)
-        counts = state.mask.sum(axis=1)
-        assert features.shape == (128, counts.max(), len(MOVE_FEATURES))
-        assert torch.isfinite(features).all()
-        for row in range(0, 128, 7):
-            legal = np.flatnonzero(state.mask[row])
-            assert actions[row, : len(legal)].tolist() == legal.tolist()
-            assert not actions[row, len(legal) :].any() and not features[row, len(legal) :].any()
+        moves = move_features(rules, state.obs, state.mask)
+        assert moves.features.shape == (state.mask.sum(), len(MOVE_FEATURES))
+        assert torch.isfinite(moves.features).all()
+        assert moves.counts.tolist() == state.mask.sum(axis=1).tolist()
+        rows, actions = np.nonzero(state.mask)
+        assert moves.rows.tolist() == rows.tolist() and moves.actions.tolist() == actions.tolist()
         play.step(sample_legal(state.mask, rng))
 
 
-def test_concatenated_batches_pad_to_the_widest_and_padding_adds_nothing() -> None:
+def test_concatenated_and_selected_batches_score_like_the_originals() -> None:
     rules = Rules.preset("draw", 2)
     play = SelfPlay(rules, 64, seed=3)
     rng = np.random.default_rng(1)
@@ -55,13 +53,15 @@ def test_concatenated_batches_pad_to_the_widest_and_padding_adds_nothing() -> No
         parts.append(model.move_inputs(obs, mask))
         batches.append((obs, mask))
         play.step(sample_legal(state.mask, rng))
-    features, actions = concat_moves(parts)
-    assert features.shape[1] == max(f.shape[1] for f, _ in parts) > min(f.shape[1] for f, _ in parts)
+    moves = MoveInputs.concat(parts)
     obs, mask = torch.cat([o for o, _ in batches]), torch.cat([m for _, m in batches])
+    index = torch.from_numpy(rng.permutation(len(obs))[:500])
     with torch.no_grad():
-        together, _ = model(obs, mask, (features, actions))
+        together, _ = model(obs, mask, moves)
         apart = torch.cat([model(o, m, p)[0] for (o, m), p in zip(batches, parts, strict=True)])
+        chosen, _ = model(obs[index], mask[index], moves.select(index))
     torch.testing.assert_close(together, apart)
+    torch.testing.assert_close(chosen, together[index])
 
 
 @pytest.mark.parametrize(("preset", "players"), PRESETS[:4])
