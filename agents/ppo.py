@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import torch
 from torch import nn
 
+from domino_env.learner import outcome
 from domino_env.policies import Policy
 from domino_env.rules import Rules
 from domino_env.selfplay import SelfPlay
@@ -103,8 +105,13 @@ def collect_rollout(
     opponents: Opponents,
     device: torch.device,
     reward_scale: float = 1.0,
+    reward: Literal["points", "win"] = "points",
 ) -> Rollout:
-    """Play ``steps`` table steps of every game in ``play``, sampling the learner's moves from ``model``."""
+    """Play ``steps`` table steps of every game in ``play``, sampling the learner's moves from ``model``.
+
+    ``reward``: ``"points"`` (the step's points, times ``reward_scale``) or ``"win"`` (+1 / -1 / 0
+    to each seat at the end of an episode its side won / lost / nobody won).
+    """
     n, p = play.num_games, play.rules.players
     obs_size, num_actions = play.core.obs_size, play.rules.num_actions
     obs = np.zeros((steps, n, obs_size), dtype=np.int16)
@@ -117,6 +124,7 @@ def collect_rollout(
     last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
     episode_return = np.zeros((n, p))
     games = np.arange(n)
+    sides = play.core.side_of_seat
     returns: dict[str, list[float]] = {name: [] for name in ["self", *opponents.names]}
     for t in range(steps):
         state = play.state()
@@ -150,9 +158,14 @@ def collect_rollout(
             if len(theirs):
                 step_actions[theirs] = policy(state.obs[theirs], state.mask[theirs])
         result = play.step(step_actions)
-        episode_return += result.rewards
+        if reward == "win":
+            step_rewards = np.where(result.done[:, None], outcome(result.winner[:, None], sides[None, :]), 0)
+        else:
+            step_rewards = result.rewards
+        episode_return += step_rewards
+        scale = 1.0 if reward == "win" else reward_scale
         game, seat = np.nonzero(last >= 0)
-        rewards[last[game, seat], game] += reward_scale * result.rewards[game, seat]
+        rewards[last[game, seat], game] += scale * step_rewards[game, seat]
         ended = np.flatnonzero(result.done)
         if len(ended):
             game, seat = np.nonzero(last[ended] >= 0)

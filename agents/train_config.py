@@ -88,6 +88,9 @@ class TrainConfig:
     """Default: the preset's smallest player count."""
     rules: dict[str, Any] = field(default_factory=dict)
     episode: Literal["round", "match"] = "round"
+    reward: Literal["points", "win"] = "points"
+    """``points``: the side's points minus the mean over sides, as they are scored (times
+    ``ppo.reward_scale``); ``win``: +1 / -1 / 0 to every seat when its episode is won / lost / tied."""
     seed: int = 0
     device: str = "auto"
     """auto (CUDA when available), cpu, cuda or cuda:N; CUDA falls back to CPU when absent."""

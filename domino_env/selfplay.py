@@ -60,6 +60,8 @@ class SelfPlayStep:
     """(N,) bool: a round ended (and a new one started)."""
     done: np.ndarray
     """(N,) bool: the episode ended (every round in "round" episodes; the game in "match")."""
+    winner: np.ndarray
+    """(N,) int8: where done, the side that won the episode (the round or the game); -1 for none."""
 
 
 class SelfPlay:
@@ -88,4 +90,6 @@ class SelfPlay:
         delta = result.scores - scores_before
         normalised = delta - delta.mean(axis=1, keepdims=True)
         rewards = normalised[:, self.core.side_of_seat]
-        return SelfPlayStep(rewards, result.round_over, result.game_over)
+        winner = result.game_winner if self.core.mode == "match" else result.winner
+        winner = np.where(result.game_over, winner, -1).astype(np.int8)
+        return SelfPlayStep(rewards, result.round_over, result.game_over, winner)

@@ -157,7 +157,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
                 policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
             opponents = Opponents.assign(config.num_games, rules, config.opponents, policies)
             rollout = collect_rollout(
-                model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale
+                model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale, config.reward
             )
 
             # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.

@@ -304,3 +304,25 @@ def test_partners_share_the_learner_in_opponent_games() -> None:
     assert opponents.learner[:4].all()
     expected = [[True, False, True, False], [False, True, False, True]] * 2
     assert opponents.learner[4:].tolist() == expected
+
+
+def test_win_reward_is_plus_minus_one_at_episode_ends_only() -> None:
+    rules = Rules.preset("block", 2)
+    model = ActorCritic(rules, (16,))
+    opponents = Opponents.assign(32, rules, {"self": 1.0}, {})
+    rollouts = {}
+    for reward in ("points", "win"):
+        torch.manual_seed(0)  # the same moves in the same deals
+        play = SelfPlay(rules, 32, seed=6)
+        rollouts[reward] = collect_rollout(model, play, 60, opponents, torch.device("cpu"), reward=reward)
+    wins = rollouts["win"]
+    assert set(np.unique(wins.rewards)) == {-1.0, 0.0, 1.0}
+    assert (wins.dones[wins.rewards != 0] == 1).all()
+    # Block rounds score only at their end: a seat won exactly where its points were positive.
+    np.testing.assert_array_equal(np.sign(rollouts["points"].rewards), wins.rewards)
+
+
+def test_reward_kind_is_checked() -> None:
+    assert load_train_config(ROOT / "configs" / "quickstart.yaml", ["reward=win"]).reward == "win"
+    with pytest.raises(ConfigError, match="reward"):
+        load_train_config(ROOT / "configs" / "quickstart.yaml", ["reward=wins"])
