@@ -20,7 +20,8 @@ it against that bot. Only the learner's decisions are trained on.
 
 Writes to ``runs/<name>/``: TensorBoard scalars (``losses/*``, ``charts/SPS``
 (decisions of every seat per second, end to end), ``charts/return_vs_<bot>``,
-``eval/*`` from duplicate arena runs against ``eval.opponents``), the config as
+``eval/*`` from duplicate arena runs against ``eval.opponents`` and ``best.pt``, the best
+checkpoint so far: ``eval/diff_vs_best``), the config as
 text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best
 points difference against the first eval opponent). Any checkpoint plays in the
 arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.pt,strong]``
@@ -235,12 +236,17 @@ def _prune(folder: Path, keep: int) -> None:
 
 
 def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
-    """Greedy policy at ``path`` vs each eval opponent on duplicate deals; returns the diff vs the first."""
+    """Greedy policy at ``path`` vs each eval opponent and the best checkpoint so far, on duplicate deals.
+
+    Returns the difference against the first eval opponent (what picks ``best.pt``).
+    """
+    best = path.parent / "best.pt"
+    previous = [str(best)] if best.exists() else []
     arena = ArenaConfig(
         preset=config.preset,
         players=config.players,
         rules=config.rules,
-        policies=[str(path), *config.eval.opponents],
+        policies=[str(path), *config.eval.opponents, *previous],
         format="head_to_head",
         deals=config.eval.deals,
         matches=0,
@@ -250,10 +256,11 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
     result = run_arena(arena)
     summary = []
     for pair in result.pairs:
-        writer.add_scalar(f"eval/diff_vs_{pair.second}", pair.diff, step)
-        writer.add_scalar(f"eval/ci_vs_{pair.second}", pair.ci, step)
-        writer.add_scalar(f"eval/round_win_vs_{pair.second}", pair.round_win[0], step)
-        summary.append(f"{pair.second} {pair.diff:+.2f}±{pair.ci:.2f}")
+        name = "best" if previous and pair.second == previous[0] else pair.second
+        writer.add_scalar(f"eval/diff_vs_{name}", pair.diff, step)
+        writer.add_scalar(f"eval/ci_vs_{name}", pair.ci, step)
+        writer.add_scalar(f"eval/round_win_vs_{name}", pair.round_win[0], step)
+        summary.append(f"{name} {pair.diff:+.2f}±{pair.ci:.2f}")
     console.print(f"eval {path.name}: points/round vs " + ", ".join(summary))
     return result.pairs[0].diff
 

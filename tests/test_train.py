@@ -52,7 +52,7 @@ def test_tiny_run_learns_logs_and_writes_a_checkpoint_the_arena_plays(tmp_path: 
         rollout_steps=32,
         total_updates=10,
         ppo={"lr": 0.001},
-        eval={"every": 10, "deals": 200, "opponents": ["random"]},
+        eval={"every": 5, "deals": 200, "opponents": ["random"]},
     )
     stats = train_script.train(config)
     assert stats["update"] == 10 and stats["SPS"] > 0
@@ -67,8 +67,10 @@ def test_tiny_run_learns_logs_and_writes_a_checkpoint_the_arena_plays(tmp_path: 
         "losses/explained_variance",
         "charts/SPS",
         "eval/diff_vs_random",
+        "eval/diff_vs_best",  # the second evaluation also plays the best checkpoint so far
         "charts/return_vs_past",
     } <= scalars
+    assert len(events.Scalars("eval/diff_vs_random")) == 2 and len(events.Scalars("eval/diff_vs_best")) == 1
     assert len(events.Scalars("losses/policy")) == 10
     assert "config/text_summary" in events.Tags()["tensors"]
     best = config.run_dir / "checkpoints" / "best.pt"
