@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from domino_env.observation import observation_fields, observation_size
 from domino_env.rules import Rules
@@ -181,11 +180,19 @@ class ActorCritic(nn.Module):
     def act(
         self, obs: torch.Tensor, mask: torch.Tensor, greedy: bool = False, moves: MoveInputs | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(actions, their log-probabilities, values): sampled, or the most probable legal action."""
+        """(actions, their log-probabilities, values): sampled, or the most probable legal action.
+
+        Sampling is the Gumbel-max trick (argmax of logits plus Gumbel noise), which draws
+        from the softmax exactly and costs a fraction of ``torch.multinomial`` on CPU.
+        """
         logits, values = self(obs, mask, moves)
-        dist = Categorical(logits=logits, validate_args=False)
-        actions = logits.argmax(dim=1) if greedy else dist.sample()
-        return actions, dist.log_prob(actions), values
+        log_probs = logits.log_softmax(dim=1)
+        if greedy:
+            actions = logits.argmax(dim=1)
+        else:
+            noise = -torch.empty_like(logits).exponential_().log()
+            actions = (log_probs + noise).argmax(dim=1)
+        return actions, log_probs.gather(1, actions[:, None]).squeeze(1), values
 
     def evaluate(
         self,

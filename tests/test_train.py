@@ -328,3 +328,22 @@ def test_reward_kind_is_checked() -> None:
     assert load_train_config(ROOT / "configs" / "quickstart.yaml", ["reward=win"]).reward == "win"
     with pytest.raises(ConfigError, match="reward"):
         load_train_config(ROOT / "configs" / "quickstart.yaml", ["reward=wins"])
+
+
+def test_sampled_actions_follow_the_policys_probabilities() -> None:
+    rules = Rules.preset("block", 2)
+    torch.manual_seed(1)
+    model = ActorCritic(rules, (16,))
+    with torch.no_grad():
+        model.policy_head.weight.mul_(300.0)  # a clearly non-uniform policy
+    state = SelfPlay(rules, 1, seed=2).state()
+    obs = torch.from_numpy(state.obs).expand(40_000, -1).contiguous()
+    mask = torch.from_numpy(state.mask).expand(40_000, -1).contiguous()
+    with torch.no_grad():
+        logits, _ = model(obs[:1], mask[:1])
+        actions, logprob, _ = model.act(obs, mask)
+    probs = logits.softmax(dim=1)[0]
+    frequencies = torch.bincount(actions, minlength=len(probs)).double() / len(actions)
+    assert probs.max() < 0.9 and (probs > 0.05).sum() >= 2
+    torch.testing.assert_close(frequencies, probs.double(), atol=0.01, rtol=0)
+    torch.testing.assert_close(logprob, probs.log()[actions])
