@@ -23,7 +23,7 @@ GAMES, STEPS, UPDATES = 32, 8, 2
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two updates, an arena evaluation after each (random and strong, as in quickstart.yaml)."""
+    """Two updates, an arena evaluation after each (random and strong as in quickstart.yaml, then best.pt)."""
     out = tmp_path_factory.mktemp("runs")
     command = [
         sys.executable, str(ROOT / "scripts" / "train.py"), str(ROOT / "configs" / "quickstart.yaml"),
@@ -36,8 +36,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_read_scalars_gives_every_eval_point_at_its_global_step(run_dir: Path) -> None:
     scalars = read_scalars(run_dir)
-    assert eval_opponents(scalars) == ["random", "strong"]
+    assert eval_opponents(scalars) == ["random", "strong", "best"]  # best.pt: from the second evaluation on
     expected = np.arange(1, UPDATES + 1) * GAMES * STEPS
+    np.testing.assert_array_equal(scalars["eval/diff_vs_best"][0], expected[1:])
     for bot in ("random", "strong"):
         for kind in ("diff", "ci", "round_win"):
             steps, values = scalars[f"eval/{kind}_vs_{bot}"]
@@ -57,7 +58,7 @@ def test_plot_to_a_file_and_into_given_axes(run_dir: Path, tmp_path: Path) -> No
     ax = figure.subplots()
     assert plot_learning_curves([run_dir], ax, opponents=["strong"], labels=["mine"]) is figure
     assert ax.get_lines()[0].get_label() == "mine"
-    with pytest.raises(ValueError, match="1 axes for 2 opponents"):
+    with pytest.raises(ValueError, match="1 axes for 3 opponents"):
         plot_learning_curves([run_dir], ax)
 
 
