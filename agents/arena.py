@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 
@@ -74,7 +75,7 @@ def seatings(rotation: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.nda
 
 def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaResult:
     rules = config.build_rules()
-    names = config.policies
+    names = display_names(config.policies)
     policies = _build_policies(config, rules)
     pairs = schedule_pairs(len(names), config.format)
     rotation = rotations(rules)
@@ -110,6 +111,13 @@ def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaRes
         seconds=seconds,
         match_seconds=match_seconds,
     )
+
+
+def display_names(specs: list[str]) -> list[str]:
+    """Policy names for tables and plots: a checkpoint path by its file stem
+    (``runs/x/checkpoints/best.pt`` -> ``best``) unless two specs would then share a name."""
+    short = [Path(spec).stem for spec in specs]
+    return [name if short.count(name) == 1 else spec for name, spec in zip(short, specs, strict=True)]
 
 
 def _build_policies(config: ArenaConfig, rules: Rules) -> list[Bot]:

@@ -256,7 +256,7 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
     result = run_arena(arena)
     summary = []
     for pair in result.pairs:
-        name = "best" if previous and pair.second == previous[0] else pair.second
+        name = pair.second  # the arena names best.pt "best"
         writer.add_scalar(f"eval/diff_vs_{name}", pair.diff, step)
         writer.add_scalar(f"eval/ci_vs_{name}", pair.ci, step)
         writer.add_scalar(f"eval/round_win_vs_{name}", pair.round_win[0], step)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from agents.arena import run_arena, schedule_pairs, seatings
+from agents.arena import display_names, run_arena, schedule_pairs, seatings
 from agents.config import ConfigError, load_config, parse_config
 from agents.duplicate import duplicate_deals, play, rotations
 from agents.policy import make_bot
@@ -143,3 +143,16 @@ def test_command_line_writes_json_csv_and_plot(tmp_path) -> None:
     assert (tmp_path / "run.csv").read_text().startswith("first,second,deals,diff,ci")
     assert (tmp_path / "run.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["configs/arena.yaml", "dealz=3"]) == 2
+
+
+def test_checkpoints_are_named_by_file_stem_unless_that_is_ambiguous() -> None:
+    assert display_names(["runs/a/checkpoints/best.pt", "strong", "checkpoints/block-2p.pt"]) == [
+        "best",
+        "strong",
+        "block-2p",
+    ]
+    assert display_names(["runs/a/best.pt", "runs/b/best.pt", "random"]) == [
+        "runs/a/best.pt",
+        "runs/b/best.pt",
+        "random",
+    ]
