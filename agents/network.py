@@ -19,12 +19,12 @@ values are clamped into the one-hot range instead of raising, because the
 encoder runs inside every policy call.
 
 With ``move_features`` the network also reads, for every legal action, what
-the move would lead to (``agents.move_features``): each action's logit gets
-``w(state) . f(move)``, a state-dependent weighting of the move's features, on
-top of the trunk's per-action logit. The features come from the observation and
-the mask alone, so they add no information a seat may not have; they are
-computed in NumPy on every call unless the caller passes them (the PPO update
-stores them with the rollout).
+the move would lead to (``agents.move_features``): each legal action's logit gets
+``w(state) . f(move)``, a state-dependent weighting of the move's features, plus
+a small MLP of (move features, state), on top of the trunk's per-action logit.
+The features come from the observation and the mask alone, so they add no
+information a seat may not have; they are computed in NumPy on every call
+unless the caller passes them (the PPO update stores them with the rollout).
 
 Illegal actions get the most negative finite logit of the dtype: after the
 softmax their probability is exactly 0 (so they are never sampled nor argmax'ed)
@@ -138,7 +138,7 @@ class ActorCritic(nn.Module):
         self.value_head = _orthogonal(nn.Linear(width, 1), 1.0)
 
     def move_inputs(self, obs: torch.Tensor, mask: torch.Tensor) -> MoveInputs | None:
-        """The packed per-move features of these rows, or None when the network does not use them."""
+        """The legal moves of these rows with their features, or None when the network does not use them."""
         if not self.uses_move_features:
             return None
         return move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy()).to(obs.device)
@@ -182,8 +182,8 @@ class ActorCritic(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(actions, their log-probabilities, values): sampled, or the most probable legal action.
 
-        Sampling is the Gumbel-max trick (argmax of logits plus Gumbel noise), which draws
-        from the softmax exactly and costs a fraction of ``torch.multinomial`` on CPU.
+        Sampling is the Gumbel-max trick (argmax of log-probabilities plus Gumbel noise):
+        an exact draw from the softmax, cheaper on CPU than ``torch.multinomial``.
         """
         logits, values = self(obs, mask, moves)
         log_probs = logits.log_softmax(dim=1)
