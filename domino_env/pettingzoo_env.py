@@ -159,40 +159,14 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from .game import EPISODES, Episode, Game
-from .observation import observation_fields, observation_size
 from .reference import RoundResult
 from .render import render_image, render_text
 from .rules import Rules
-from .tiles import NUM_TILES
+from .spaces import observation_bounds
 
 REWARDS = ("points", "win")
 ILLEGAL_REWARD = -1
 ENV_ID = "domino_rl/dominoes_v0"
-
-
-def observation_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
-    """Per-field int16 (low, high) of the observation vector."""
-    p = rules.players
-    int16 = np.iinfo(np.int16)
-    max_hand = rules.hand_size + (rules.boneyard_size if rules.drawing else 0)
-    bounds = {
-        "tile_owner": (0, p + 1),
-        "missing": (0, 1),
-        "scores": (int16.min, int16.max),
-        "opener": (0, p - 1),
-        "tile_end": (0, 5),
-        "tile_order": (0, NUM_TILES),
-        "end_number": (-1, 6),
-        "end_double": (0, 1),
-        "draw_pile": (0, max(rules.boneyard_size, 1)),
-        "hand_size": (0, max_hand),
-        "to_move": (-1, p - 1),
-    }
-    low = np.zeros(observation_size(rules), dtype=np.int16)
-    high = np.zeros_like(low)
-    for name, where in observation_fields(rules).items():
-        low[where], high[where] = bounds[name]
-    return low, high
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -22,29 +22,35 @@ from .policies import sample_legal
 from .rules import Rules
 from .tiles import NUM_TILES
 
-INT16 = np.iinfo(np.int16)
 
-
-def observation_space(rules: Rules) -> spaces.Box:
-    """The int16 box of one seat's observation, with each field's own bounds (docs/engine.md)."""
-    p, fields = rules.players, observation_fields(rules)
-    low = np.zeros(observation_size(rules), dtype=np.int16)
-    high = np.zeros_like(low)
+def observation_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """Per-field int16 (low, high) of one seat's observation vector (docs/engine.md)."""
+    p = rules.players
+    int16 = np.iinfo(np.int16)
+    max_hand = rules.hand_size + (rules.boneyard_size if rules.drawing else 0)
     bounds = {
-        "tile_owner": (0, 1 + p),
+        "tile_owner": (0, p + 1),
         "missing": (0, 1),
-        "scores": (INT16.min, INT16.max),
+        "scores": (int16.min, int16.max),
         "opener": (0, p - 1),
         "tile_end": (0, 5),
         "tile_order": (0, NUM_TILES),
         "end_number": (-1, 6),
         "end_double": (0, 1),
-        "draw_pile": (0, NUM_TILES),
-        "hand_size": (0, NUM_TILES),
+        "draw_pile": (0, max(rules.boneyard_size, 1)),
+        "hand_size": (0, max_hand),
         "to_move": (-1, p - 1),
     }
-    for name, (lo, hi) in bounds.items():
-        low[fields[name]], high[fields[name]] = lo, hi
+    low = np.zeros(observation_size(rules), dtype=np.int16)
+    high = np.zeros_like(low)
+    for name, where in observation_fields(rules).items():
+        low[where], high[where] = bounds[name]
+    return low, high
+
+
+def observation_space(rules: Rules) -> spaces.Box:
+    """The int16 box of one seat's observation, with each field's own bounds."""
+    low, high = observation_bounds(rules)
     return spaces.Box(low, high, dtype=np.int16)
 
 

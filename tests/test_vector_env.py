@@ -22,7 +22,7 @@ from domino_env.gym_env import DominoSoloEnv
 from domino_env.learner_batch import LearnerBatch
 from domino_env.observation import observation_fields
 from domino_env.policies import first_legal_policy, random_policy, sample_legal
-from domino_env.rules import Rules
+from domino_env.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.spaces import observation_space
 from domino_env.vector_env import DominoVectorEnv
 
@@ -264,3 +264,14 @@ def test_a_random_learner_seat_is_drawn_for_every_episode():
             seen[game].add(seat)
         seats = new
     assert sum(len(s) == 3 for s in seen) > 16
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_observations_stay_inside_the_observation_space(preset: str) -> None:
+    for players in PRESET_PLAYERS[preset]:
+        envs = DominoVectorEnv(128, preset, players)
+        obs, _ = envs.reset(seed=0)
+        space = envs.single_observation_space
+        for _ in range(120):  # several rounds per game: full hands, long draws, scores
+            assert ((obs >= space.low) & (obs <= space.high)).all()
+            obs, *_ = envs.step(envs.action_space.sample())
