@@ -60,6 +60,31 @@ END_CODES = ("", "domino", "blocked", "closed", "target")
 """``StepResult.end`` codes: 0 round goes on, 1 domino, 2 blocked, 3 closed, 4 target."""
 DOMINO, BLOCKED, CLOSED, TARGET = 1, 2, 3, 4
 
+KERNEL_STATE_NAMES = (
+    "end_count", "spinner", "spin_need", "to_play", "opener", "forced", "num_placed", "last_move",
+    "missing", "draws", "passes", "bone_pos", "deal", "scores", "round_points", "rounds_played",
+)  # fmt: skip
+"""Core arrays the kernels get under their own names (``kernels.KernelState`` lists the rest)."""
+Engine = Literal["auto", "numba", "numpy"]
+ENGINES = ("auto", "numba", "numpy")
+
+
+def compiled_kernels(engine: Engine):
+    """The numba kernels module for ``engine`` ("auto": when numba imports), or None for NumPy."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if engine == "numpy":
+        return None
+    try:
+        from . import kernels
+    except ImportError as error:
+        if engine == "numba":
+            raise ImportError(
+                f"engine='numba' needs numba ({error}); install it or use engine='numpy'"
+            ) from None
+        return None
+    return kernels
+
 
 def hand_pips(hands: np.ndarray) -> np.ndarray:
     """Pip total of each bitboard (any shape)."""
@@ -112,6 +137,7 @@ class DominoCore:
         mode: Literal["round", "match"] = "round",
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
+        engine: Engine = "auto",
     ) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
@@ -166,6 +192,21 @@ class DominoCore:
         """(N,) rounds finished so far in each game's current match (match mode)."""
         self.legal_bits = np.zeros((n, self.num_ends), dtype=np.uint64)
         self.views = ObservationViews(rules, n)
+        self._kernels = compiled_kernels(engine)
+        self.engine = "numpy" if self._kernels is None else "numba"
+        """The engine that steps the games: ``"numba"`` (compiled kernels) or ``"numpy"``."""
+        if self._kernels is not None:
+            self._kernel_rules = self._kernels.kernel_rules(rules, self.views, match=mode == "match")
+            self._kernel_state = self._kernels.KernelState(
+                **{name: getattr(self, name) for name in KERNEL_STATE_NAMES},
+                hands=self.hands.view(np.int64),  # int64 views: same memory, tiles use 28 bits
+                table=self.table.view(np.int64),
+                draw_prefix=self.draw_prefix.view(np.int64),
+                legal_bits=self.legal_bits.view(np.int64),
+                end_state=self._end_state,
+                seat_rows=self.views.seat_rows,
+                shared=self.views.shared,
+            )
         self.reset(seed=seed, deals=deals, openers=openers)
 
     # -- resetting -----------------------------------------------------------
@@ -195,6 +236,21 @@ class DominoCore:
 
     def _start_rounds(self, games: np.ndarray, first: np.ndarray, winners: np.ndarray | None = None) -> None:
         """Deal and set up a new round in ``games`` (first[i]: first round of its game)."""
+        if self._kernels is not None:
+            prepared, deal_rows, opener = self.deal_source.select(games)
+            deals = (
+                prepared.hands.view(np.int64),
+                prepared.deals,
+                prepared.draw_prefix.view(np.int64),
+                prepared.own_tiles,
+                prepared.forced,
+            )
+            next_winner = np.full(len(games), -1, dtype=np.intp) if winners is None else winners
+            self._kernels.start_rounds(
+                self._kernel_rules, self._kernel_state, games, first, next_winner, deals, deal_rows,
+                opener.astype(np.intp, copy=False),
+            )  # fmt: skip
+            return
         rules = self.rules
         new = self.deal_source.take(games)
         self.hands[games] = new.hands
@@ -257,6 +313,10 @@ class DominoCore:
     def random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action per game (int64), from the cached bitboards."""
         rng = self.rng if rng is None else rng
+        if self._kernels is not None:
+            actions = np.empty(self.num_games, dtype=np.int64)
+            self._kernels.pick_legal(self._kernel_state.legal_bits, rng.random(self.num_games), actions)
+            return actions
         counts = [np.bitwise_count(self.legal_bits[:, e]).astype(np.int64) for e in range(self.num_ends)]
         total = counts[0] + counts[1]
         for count in counts[2:]:
@@ -287,7 +347,11 @@ class DominoCore:
         if seats is None:
             seats = self.to_play.take(rows)
         seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
-        return self.views.observe(self, rows, seats)
+        if self._kernels is None:
+            return self.views.observe(self, rows, seats)
+        obs = np.empty((len(rows), self.obs_size), dtype=np.int16)
+        self._kernels.observe(self._kernel_rules, self._kernel_state, rows, seats, obs)
+        return obs
 
     def hand_pips(self) -> np.ndarray:
         """(N, players) pips left in each hand."""
@@ -300,7 +364,7 @@ class DominoCore:
         ``active`` (bool, (N,)) lets the other games stand still, e.g. while an
         environment waits for a learner; their ``actions`` entries are ignored.
         """
-        rules, n = self.rules, self.num_games
+        n = self.num_games
         actions = np.asarray(actions)
         if actions.shape != (n,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(
@@ -316,14 +380,56 @@ class DominoCore:
                 )
             at = rows = np.flatnonzero(active)
         actions = actions[at].astype(np.int64, copy=False)
+        if self._kernels is not None:
+            seat, end_code, fives = self._compiled_step(rows, actions)
+        else:
+            seat, end_code, fives = self._numpy_step(at, rows, actions)
+
+        result = StepResult(
+            round_over=np.zeros(n, dtype=bool),
+            game_over=np.zeros(n, dtype=bool),
+            end=np.zeros(n, dtype=np.int8),
+            winner=np.full(n, -1, dtype=np.int8),
+            points=np.zeros((n, self.num_sides), dtype=np.int32),
+            scores=self.scores.copy(),
+            game_winner=np.full(n, -1, dtype=np.int8),
+            fives=np.zeros(n, dtype=np.int32),
+        )
+        result.end[at] = end_code
+        result.round_over[at] = end_code > 0
+        if fives is not None:
+            result.fives[at] = fives
+        finished = np.flatnonzero(end_code)
+        if len(finished):
+            self._finish_rounds(rows[finished], seat[finished], end_code[finished], result)
+        if self._kernels is None:  # the kernels keep the legal sets up to date themselves
+            self._update_legal(at)
+        return result
+
+    def _compiled_step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Check and play ``actions`` with the numba kernels; returns placer, end code and fives per game."""
+        bad = self._kernels.first_illegal(rows, actions, self._kernel_state.legal_bits, self.num_actions)
+        if bad >= 0:
+            self._raise_illegal(rows, actions, bad)
+        m = len(rows)
+        seat, end_code = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.int8)
+        fives = np.empty(m, dtype=np.int32)
+        self._kernels.place_and_advance(
+            self._kernel_rules, self._kernel_state, rows, actions, end_code, fives, seat
+        )
+        return seat, end_code, fives if self.rules.fives else None
+
+    def _numpy_step(self, at, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Check and play ``actions`` with NumPy array operations; returns placer, end code, fives."""
+        rules = self.rules
         end = actions // NUM_TILES
         tile = actions - end * NUM_TILES
         in_range = (actions >= 0) & (actions < self.num_actions)
         if not in_range.all():
-            self._raise_illegal(rows, actions, in_range)
+            self._raise_illegal(rows, actions, int(np.flatnonzero(~in_range)[0]))
         legal = (self.legal_bits.reshape(-1).take(rows * self.num_ends + end) >> tile.astype(np.uint64)) & ONE
         if not legal.all():
-            self._raise_illegal(rows, actions, legal.astype(bool))
+            self._raise_illegal(rows, actions, int(np.flatnonzero(~legal.astype(bool))[0]))
 
         seat = self.to_play[at].copy()
         seat_index = rows * self.players + seat
@@ -369,29 +475,9 @@ class DominoCore:
         if rules.closed_game:
             end_code[(end_code == 0) & self._closed(at)] = CLOSED
         end_code[self._advance(at, rows, seat, end_code == 0)] = BLOCKED
+        return seat, end_code, fives
 
-        result = StepResult(
-            round_over=np.zeros(n, dtype=bool),
-            game_over=np.zeros(n, dtype=bool),
-            end=np.zeros(n, dtype=np.int8),
-            winner=np.full(n, -1, dtype=np.int8),
-            points=np.zeros((n, self.num_sides), dtype=np.int32),
-            scores=self.scores.copy(),
-            game_winner=np.full(n, -1, dtype=np.int8),
-            fives=np.zeros(n, dtype=np.int32),
-        )
-        result.end[at] = end_code
-        result.round_over[at] = end_code > 0
-        if fives is not None:
-            result.fives[at] = fives
-        finished = np.flatnonzero(end_code)
-        if len(finished):
-            self._finish_rounds(rows[finished], seat[finished], end_code[finished], result)
-        self._update_legal(at)
-        return result
-
-    def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, ok: np.ndarray) -> None:
-        bad = int(np.flatnonzero(~ok)[0])
+    def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, bad: int) -> None:
         game, action = int(rows[bad]), int(actions[bad])
         opening = bool(self.table[game] == 0)
         moves = ", ".join(action_to_move(a, opening) for a in np.flatnonzero(self.legal_mask()[game]))
@@ -508,6 +594,16 @@ class DominoCore:
         self, games: np.ndarray, placer: np.ndarray, end: np.ndarray, result: StepResult
     ) -> None:
         """Score the rounds that ended, decide game ends, and start new rounds/games."""
+        if self._kernels is not None:
+            out = self._kernels.RoundResults(
+                result.winner, result.points, result.scores, result.game_over, result.game_winner
+            )
+            first, winners = np.empty(len(games), dtype=bool), np.empty(len(games), dtype=np.intp)
+            self._kernels.finish_rounds(
+                self._kernel_rules, self._kernel_state, games, placer, end, out, first, winners
+            )
+            self._start_rounds(games, first, winners)
+            return
         rules = self.rules
         rows = np.arange(len(games))
         side_pips = self._per_side(hand_pips(self.hands[games]).astype(np.int32))

@@ -163,21 +163,28 @@ class DealSource:
         self.cursor[:] = 0
         self._buffer = None
 
-    def take(self, games: np.ndarray) -> PreparedDeals:
-        """The next prepared deal of each game in ``games``."""
+    def select(self, games: np.ndarray) -> tuple[PreparedDeals, np.ndarray, np.ndarray]:
+        """Where the next deal of each game in ``games`` lies: prepared deals, a row in them, its opener."""
         n = len(games)
         if self.fixed is not None:
             rows = self.cursor[games] % len(self.fixed.deals)
             self.cursor[games] += 1
-            chosen = self.fixed.take(rows)
+            opener = self.fixed.opener.take(rows)
             if not self.fixed_openers and self.rules.first_opener in ("lots", "random"):
-                chosen.opener = self.rng.integers(self.rules.players, size=n)
-            return chosen
+                opener = self.rng.integers(self.rules.players, size=n)
+            return self.fixed, rows, opener
         if self._buffer is None or self._used + n > len(self._buffer.deals):
             size = max(n, self._batch)
             deals = random_deals(self.rules, size, self.rng)
             self._buffer = prepare_deals(self.rules, deals, self.rng.integers(self.rules.players, size=size))
             self._used = 0
-        chosen = self._buffer.take(np.arange(self._used, self._used + n))
+        rows = np.arange(self._used, self._used + n)
         self._used += n
+        return self._buffer, rows, self._buffer.opener.take(rows)
+
+    def take(self, games: np.ndarray) -> PreparedDeals:
+        """The next prepared deal of each game in ``games``."""
+        prepared, rows, opener = self.select(games)
+        chosen = prepared.take(rows)
+        chosen.opener = opener
         return chosen

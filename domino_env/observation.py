@@ -90,11 +90,11 @@ class ObservationViews:
         self._owner_base = (np.arange(num_games)[:, None] * p + seats[None, :]) * self.seat_size
         self._shared_base = np.arange(num_games) * self.shared_size
         start = self.seat_size
-        self._end_code_at = f["tile_end"].start - start
-        self._order_at = f["tile_order"].start - start
-        self._number_at = f["end_number"].start - start
-        self._double_at = f["end_double"].start - start
-        self._pile_at = f["draw_pile"].start - start
+        self.end_code_at = f["tile_end"].start - start
+        self.order_at = f["tile_order"].start - start
+        self.number_at = f["end_number"].start - start
+        self.double_at = f["end_double"].start - start
+        self.pile_at = f["draw_pile"].start - start
 
     # -- updates from the core ------------------------------------------------
     def start_round(
@@ -108,8 +108,8 @@ class ObservationViews:
         rows[:, :, f["opener"].start] = self.relative[opener]
         self.seat_rows[games] = rows
         shared = np.zeros((m, self.shared_size), dtype=np.int16)
-        shared[:, self._number_at : self._number_at + 4] = -1
-        shared[:, self._pile_at] = draw_pile
+        shared[:, self.number_at : self.number_at + 4] = -1
+        shared[:, self.pile_at] = draw_pile
         self.shared[games] = shared
 
     def placed(self, rows, tile, seat, end, opening, number, order) -> None:
@@ -121,10 +121,10 @@ class ObservationViews:
         at_tile, at_end = base + tile, base + end
         index = np.concatenate(
             [
-                at_tile + self._end_code_at,
-                at_tile + self._order_at,
-                at_end + self._number_at,
-                at_end + self._double_at,
+                at_tile + self.end_code_at,
+                at_tile + self.order_at,
+                at_end + self.number_at,
+                at_end + self.double_at,
             ]
         )
         values = np.concatenate([np.where(opening, 1, end + 2), order, number, IS_DOUBLE.take(tile)])
@@ -133,13 +133,13 @@ class ObservationViews:
     def opened(self, games: np.ndarray, tiles: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
         """Opening placements: both long ends show the opening tile."""
         base = self._shared_base[games]
-        self._shared_flat[base + self._number_at] = left
-        self._shared_flat[base + self._number_at + 1] = right
-        self._shared_flat[base + self._double_at + 1] = IS_DOUBLE.take(tiles)
+        self._shared_flat[base + self.number_at] = left
+        self._shared_flat[base + self.number_at + 1] = right
+        self._shared_flat[base + self.double_at + 1] = IS_DOUBLE.take(tiles)
 
     def short_sides_opened(self, games: np.ndarray, number: np.ndarray) -> None:
         """The spinner's up and down sides opened, showing its number (nothing played there yet)."""
-        base = self._shared_base[games] + self._number_at
+        base = self._shared_base[games] + self.number_at
         self._shared_flat[base + 2] = number
         self._shared_flat[base + 3] = number
 
@@ -152,7 +152,7 @@ class ObservationViews:
             bitorder="little",
         )
         self._seat_rows_2d[games * self.rules.players + seats, :NUM_TILES] += bits
-        self._shared_flat[self._shared_base[games] + self._pile_at] = draw_pile
+        self._shared_flat[self._shared_base[games] + self.pile_at] = draw_pile
 
     def missing(self, games: np.ndarray, missing: np.ndarray) -> None:
         """Rewrite the known-missing block of ``games`` from their (m, P) number sets."""
