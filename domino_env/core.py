@@ -384,7 +384,14 @@ class DominoCore:
             seat, end_code, fives = self._compiled_step(rows, actions)
         else:
             seat, end_code, fives = self._numpy_step(at, rows, actions)
+        result = self._step_result(at, rows, seat, end_code, fives)
+        if self._kernels is None:  # the kernels keep the legal sets up to date themselves
+            self._update_legal(at)
+        return result
 
+    def _step_result(self, at, rows: np.ndarray, seat: np.ndarray, end_code: np.ndarray, fives) -> StepResult:
+        """The step's ``StepResult``; the rounds that ended are scored and dealt anew."""
+        n = self.num_games
         result = StepResult(
             round_over=np.zeros(n, dtype=bool),
             game_over=np.zeros(n, dtype=bool),
@@ -402,9 +409,42 @@ class DominoCore:
         finished = np.flatnonzero(end_code)
         if len(finished):
             self._finish_rounds(rows[finished], seat[finished], end_code[finished], result)
-        if self._kernels is None:  # the kernels keep the legal sets up to date themselves
-            self._update_legal(at)
         return result
+
+    def play_random(self, stop_seat: np.ndarray, active: np.ndarray, rng: np.random.Generator) -> StepResult:
+        """Random legal moves in every ``active`` game until ``stop_seat`` is to move or the round ends.
+
+        One compiled pass for what would take one ``step`` per move (the NumPy
+        engine takes those steps): environments use it for random opponents. The result is
+        ``step``'s, with ``fives`` summed over the moves; a game whose round ended
+        is already dealt anew and may again have another seat to move.
+        """
+        if self._kernels is None:
+            return self._play_random_steps(np.asarray(stop_seat), np.asarray(active, dtype=bool), rng)
+        rows = np.flatnonzero(active)
+        m = len(rows)
+        seat, end_code = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.int8)
+        fives = np.empty(m, dtype=np.int32)
+        key = rng.integers(2**63, dtype=np.uint64)
+        stop = np.asarray(stop_seat, dtype=np.intp)
+        self._kernels.play_random(
+            self._kernel_rules, self._kernel_state, rows, stop, key, end_code, fives, seat
+        )
+        return self._step_result(rows, rows, seat, end_code, fives if self.rules.fives else None)
+
+    def _play_random_steps(self, stop_seat: np.ndarray, active: np.ndarray, rng: np.random.Generator):
+        """``play_random`` as one ``step`` per move round, for the NumPy engine."""
+        total = self._step_result(slice(0), self._arange[:0], None, np.zeros(0, dtype=np.int8), None)
+        going = active & (self.to_play != stop_seat)
+        while going.any():
+            result = self.step(self.random_actions(rng), going)
+            total.fives += result.fives
+            total.scores[going] = result.scores[going]
+            ended = result.round_over
+            for name in ("round_over", "game_over", "end", "winner", "points", "game_winner"):
+                getattr(total, name)[ended] = getattr(result, name)[ended]
+            going &= ~ended & (self.to_play != stop_seat)
+        return total
 
     def _compiled_step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, ...]:
         """Check and play ``actions`` with the numba kernels; returns placer, end code and fives per game."""
@@ -599,8 +639,9 @@ class DominoCore:
                 result.winner, result.points, result.scores, result.game_over, result.game_winner
             )
             first, winners = np.empty(len(games), dtype=bool), np.empty(len(games), dtype=np.intp)
+            work = np.empty((4, self.num_sides), dtype=np.int64)
             self._kernels.finish_rounds(
-                self._kernel_rules, self._kernel_state, games, placer, end, out, first, winners
+                self._kernel_rules, self._kernel_state, games, placer, end, out, first, winners, work
             )
             self._start_rounds(games, first, winners)
             return

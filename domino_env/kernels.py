@@ -37,6 +37,13 @@ OTHER = OTHER_HALF.astype(np.int64)
 """``OTHER[tile, n]``: the number ``tile`` shows after being placed against n."""
 POPCOUNT16 = np.array([bin(x).count("1") for x in range(1 << 16)], dtype=np.int64)
 
+kernel = njit(cache=True, _nrt=False)
+"""The entry points: compiled once per machine (cached), and without reference counting.
+
+Numba counts references to arrays taken out of a tuple such as ``KernelState``
+with atomic operations, dozens per game per step; the kernels allocate nothing,
+so they do without (``_nrt=False``), which made a step about five times faster.
+"""
 round_winner_points = njit(cache=True)(winner_points)
 """``rules.winner_points`` compiled: the rule keeps living in one place."""
 ROUND_POINTS = CHOICES["round_points"]
@@ -171,7 +178,7 @@ def board_pips(board: int) -> int:
 
 
 # -- stepping ------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def first_illegal(rows, actions, legal_bits, num_actions) -> int:
     """Index (into ``rows``) of the first action that is out of range or illegal, else -1."""
     for i in range(len(rows)):
@@ -184,65 +191,93 @@ def first_illegal(rows, actions, legal_bits, num_actions) -> int:
     return -1
 
 
-@njit(cache=True)
+@kernel
 def place_and_advance(r, s, rows, actions, end_code, fives_out, placer) -> None:
     """Play ``actions[i]`` in game ``rows[i]``: the tile, fives, round end or the next seat to play.
 
     Fills ``end_code`` (0 while the round goes on), ``fives_out`` and ``placer``
     per stepped game and refreshes the legal sets of the games that go on.
     """
-    p = r.players
     for i in range(len(rows)):
         g = rows[i]
-        end, tile = actions[i] // NUM_TILES, actions[i] % NUM_TILES
-        seat = s.to_play[g]
-        placer[i] = seat
-        s.hands[g, seat] ^= 1 << tile
-        opening = s.table[g] == 0
-        s.table[g] |= 1 << tile
-        s.num_placed[g] += 1
-        placed = s.num_placed[g]
-        s.last_move[g, seat] = placed
-        outer_before = s.end_state[g, 4 + end]
-        number = -1 if opening else OTHER[tile, s.end_state[g, end]]
-        s.end_state[g, end] = number
-        s.end_state[g, 4 + end] = tile
-        for observer in range(p):
-            s.seat_rows[g, observer, tile] = (seat - observer) % p + 2
-        s.shared[g, r.end_code_at + tile] = 1 if opening else end + 2
-        s.shared[g, r.order_at + tile] = placed
-        s.shared[g, r.number_at + end] = number
-        s.shared[g, r.double_at + end] = DOUBLE[tile]
+        placer[i] = s.to_play[g]
+        end_code[i], fives_out[i] = play(r, s, g, actions[i])
+
+
+@kernel
+def play_random(r, s, rows, stop_seat, key, end_code, fives_out, placer) -> None:
+    """In game ``rows[i]``, uniformly random legal moves until ``stop_seat[g]`` is to move or the round ends.
+
+    ``end_code``, ``fives_out`` (summed over the moves) and ``placer`` (of the
+    last move, -1 if none) as in ``place_and_advance``. The uniforms come from a
+    SplitMix64 sequence started at ``key``, so a seeded caller replays exactly.
+    """
+    state = np.uint64(key)
+    for i in range(len(rows)):
+        g = rows[i]
+        code, fives, seat = 0, 0, -1
+        while code == 0 and s.to_play[g] != stop_seat[g]:
+            state, uniform = splitmix64(state)
+            seat = s.to_play[g]
+            code, scored = play(r, s, g, legal_action(s.legal_bits, g, uniform))
+            fives += scored
+        end_code[i], fives_out[i], placer[i] = code, fives, seat
+
+
+@njit(cache=True, inline="always")
+def play(r, s, g, action) -> tuple[int, int]:
+    """Place ``action``'s tile for the seat to move in game g; returns (round-end code, fives scored).
+
+    The round goes on (code 0) with the next seat to play found and its legal
+    sets refreshed; otherwise the caller scores the round and deals the next.
+    """
+    p = r.players
+    end, tile = action // NUM_TILES, action % NUM_TILES
+    seat = s.to_play[g]
+    s.hands[g, seat] ^= 1 << tile
+    opening = s.table[g] == 0
+    s.table[g] |= 1 << tile
+    s.num_placed[g] += 1
+    placed = s.num_placed[g]
+    s.last_move[g, seat] = placed
+    outer_before = s.end_state[g, 4 + end]
+    number = -1 if opening else OTHER[tile, s.end_state[g, end]]
+    s.end_state[g, end] = number
+    s.end_state[g, 4 + end] = tile
+    for observer in range(p):
+        s.seat_rows[g, observer, tile] = (seat - observer) % p + 2
+    s.shared[g, r.end_code_at + tile] = 1 if opening else end + 2
+    s.shared[g, r.order_at + tile] = placed
+    s.shared[g, r.number_at + end] = number
+    s.shared[g, r.double_at + end] = DOUBLE[tile]
+    if r.fives:
+        s.end_count[g, end] = end_value(tile, number) if number >= 0 else 0
+    if opening:
+        s.end_state[g, 0], s.end_state[g, 1] = HIGH_OF[tile], LOW_OF[tile]
+        s.end_state[g, 5] = tile
+        s.shared[g, r.number_at] = HIGH_OF[tile]
+        s.shared[g, r.number_at + 1] = LOW_OF[tile]
+        s.shared[g, r.double_at + 1] = DOUBLE[tile]
         if r.fives:
-            s.end_count[g, end] = end_value(tile, number) if number >= 0 else 0
-        if opening:
-            s.end_state[g, 0], s.end_state[g, 1] = HIGH_OF[tile], LOW_OF[tile]
-            s.end_state[g, 5] = tile
-            s.shared[g, r.number_at] = HIGH_OF[tile]
-            s.shared[g, r.number_at + 1] = LOW_OF[tile]
-            s.shared[g, r.double_at + 1] = DOUBLE[tile]
-            if r.fives:
-                s.end_count[g, 0] = end_value(tile, HIGH_OF[tile])
-                s.end_count[g, 1] = end_value(tile, LOW_OF[tile])
-        if r.spinner:
-            update_spinner(r, s, g, tile, end, opening, outer_before)
+            s.end_count[g, 0] = end_value(tile, HIGH_OF[tile])
+            s.end_count[g, 1] = end_value(tile, LOW_OF[tile])
+    if r.spinner:
+        update_spinner(r, s, g, tile, end, opening, outer_before)
 
-        side = side_of(r, seat)
-        fives = score_fives(r, s, g, tile, side) if r.fives else 0
-        fives_out[i] = fives
-
-        code = 0
-        if r.target_mid_round and fives > 0 and s.scores[g, side] >= r.target:
-            code = TARGET
-        if s.hands[g, seat] == 0:
-            code = DOMINO
-        if r.closed_game and code == 0 and closed(s, g):
-            code = CLOSED
-        if code == 0 and not advance(r, s, g, seat):
-            code = BLOCKED
-        end_code[i] = code
-        if code == 0:
-            update_legal(r, s, g)
+    side = side_of(r, seat)
+    fives = score_fives(r, s, g, tile, side) if r.fives else 0
+    code = 0
+    if r.target_mid_round and fives > 0 and s.scores[g, side] >= r.target:
+        code = TARGET
+    if s.hands[g, seat] == 0:
+        code = DOMINO
+    if r.closed_game and code == 0 and closed(s, g):
+        code = CLOSED
+    if code == 0 and not advance(r, s, g, seat):
+        code = BLOCKED
+    if code == 0:
+        update_legal(r, s, g)
+    return code, fives
 
 
 @njit(cache=True, inline="always")
@@ -363,15 +398,16 @@ def update_legal(r, s, g) -> None:
 
 
 # -- round and game ends ---------------------------------------------------------------
-@njit(cache=True)
-def finish_rounds(r, s, games, placer, end, out, first, next_winner) -> None:
+@kernel
+def finish_rounds(r, s, games, placer, end, out, first, next_winner, work) -> None:
     """Score the rounds that ended in ``games`` and decide game ends, filling ``out`` per game.
 
     ``first[i]`` (the next round starts a game) and ``next_winner[i]`` (the side that
-    scored, -1 for none) are what ``start_rounds`` needs next.
+    scored, -1 for none) are what ``start_rounds`` needs next. ``work``: (4, sides)
+    int64 scratch (kernels allocate nothing).
     """
     sides = r.num_sides
-    side_pips = np.zeros(sides, dtype=np.int64)
+    side_pips = work[0]
     for i in range(len(games)):
         g = games[i]
         side_pips[:] = 0
@@ -380,20 +416,15 @@ def finish_rounds(r, s, games, placer, end, out, first, next_winner) -> None:
         code = end[i]
         winner = side_of(r, placer[i]) if code in (TARGET, DOMINO) else -1
         if code in (BLOCKED, CLOSED):
-            winner = blocked_winner(r, s, g, placer[i], side_pips)
+            winner = blocked_winner(r, s, g, placer[i], work)
         scored = winner >= 0 and code != TARGET
         if scored:
             own = side_pips[winner]
             points = round_winner_points(ROUND_POINTS[r.round_points], side_pips.sum() - own, own)
             s.scores[g, winner] += points
             s.round_points[g, winner] += points
-        best, leaders, leader = -1, 0, -1
-        for k in range(sides):
-            if s.scores[g, k] > best:
-                best, leaders, leader = s.scores[g, k], 1, k
-            elif s.scores[g, k] == best:
-                leaders += 1
-        decided = best >= r.target and leaders == 1
+        leader, leaders = best_of(s.scores[g], sides)
+        decided = s.scores[g, leader] >= r.target and leaders == 1
         game_winner = winner if code == TARGET else (leader if decided else -1)
         game_over = (decided or code == TARGET) if r.match else True
         out.winner[g] = winner
@@ -410,11 +441,26 @@ def finish_rounds(r, s, games, placer, end, out, first, next_winner) -> None:
         next_winner[i] = winner if scored else -1
 
 
-@njit(cache=True)
-def blocked_winner(r, s, g, placer, side_pips) -> int:
-    """Winning side of a blocked/closed round (-1: nobody), by the blocked rules."""
+@njit(cache=True, inline="always")
+def best_of(values, count) -> tuple[int, int]:
+    """(index of the largest of ``values[:count]``, the first on a tie; how many share that value)."""
+    index, ties = 0, 1
+    for k in range(1, count):
+        if values[k] > values[index]:
+            index, ties = k, 1
+        elif values[k] == values[index]:
+            ties += 1
+    return index, ties
+
+
+@njit(cache=True, inline="always")
+def blocked_winner(r, s, g, placer, work) -> int:
+    """Winning side of a blocked/closed round (-1: nobody), by the blocked rules.
+
+    ``work[0]`` holds the sides' hand pips; rows 1 to 3 are scratch.
+    """
     sides = r.num_sides
-    key = np.empty(sides, dtype=np.int64)
+    side_pips, key, fewer, last = work[0], work[1], work[2], work[3]
     for k in range(sides):
         if r.blocked_winner == LIGHTEST_HAND:
             key[k] = -side_pips[k]
@@ -422,49 +468,52 @@ def blocked_winner(r, s, g, placer, side_pips) -> int:
             key[k] = side_pips[k]
         else:
             key[k] = s.scores[g, k]
-    best = key.max()
-    tied = key == best
-    if tied.sum() == 1:
-        return int(np.argmax(tied))
+    winner, ties = best_of(key, sides)
+    if ties == 1:
+        return winner
+    best = key[winner]
     if r.blocked_tie == TIE_OPENER:  # the tied side of the first seat in play order from the opener
         for k in range(r.players):
             side = side_of(r, (s.opener[g] + k) % r.players)
-            if tied[side]:
+            if key[side] == best:
                 return side
     if r.blocked_tie == TIE_BLOCKER_LOSES:
         return 1 - side_of(r, placer)
     if r.blocked_tie == TIE_FEWEST_TILES:  # then the tied side that placed a tile most recently
-        tiles = np.zeros(sides, dtype=np.int64)
-        last = np.zeros(sides, dtype=np.int64)
+        fewer[:] = 0  # minus the tiles in hand, so that the fewest is the largest
+        last[:] = 0
         for seat in range(r.players):
             side = side_of(r, seat)
-            tiles[side] += popcount(s.hands[g, seat])
+            fewer[side] -= popcount(s.hands[g, seat])
             last[side] = max(last[side], s.last_move[g, seat])
         for k in range(sides):
-            if not tied[k]:
-                tiles[k] = NUM_TILES + 1
-        fewest = tiles == tiles.min()
-        if fewest.sum() == 1:
-            return int(np.argmax(fewest))
-        choice, latest = -1, -2
+            if key[k] != best:
+                fewer[k] = -(NUM_TILES + 1)
+        choice, ties = best_of(fewer, sides)
+        if ties == 1:
+            return choice
+        most, choice, latest = fewer[choice], -1, -1
         for k in range(sides):
-            if fewest[k] and last[k] > latest:
+            if fewer[k] == most and last[k] > latest:
                 choice, latest = k, last[k]
         return choice
     return -1
 
 
-@njit(cache=True)
+@kernel
 def start_rounds(r, s, games, first, next_winner, deals, deal_rows, deal_opener) -> None:
     """Deal row ``deal_rows[i]`` of the prepared ``deals`` into ``games[i]`` and set its first turn."""
     p = r.players
     hands, order, draw_prefix, own_tiles, forced = deals
     for i in range(len(games)):
         g, row = games[i], deal_rows[i]
-        s.hands[g, :] = hands[row]
-        s.deal[g, :] = order[row]
+        for seat in range(p):
+            s.hands[g, seat] = hands[row, seat]
+        for k in range(NUM_TILES):
+            s.deal[g, k] = order[row, k]
         if r.drawing:
-            s.draw_prefix[g, :] = draw_prefix[row]
+            for k in range(NUM_TILES + 1):
+                s.draw_prefix[g, k] = draw_prefix[row, k]
         s.bone_pos[g] = p * r.hand_size if r.drawing else NUM_TILES
         s.table[g] = 0
         s.end_state[g, :] = -1
@@ -487,7 +536,8 @@ def start_rounds(r, s, games, first, next_winner, deals, deal_rows, deal_opener)
         s.to_play[g] = opener
         s.forced[g] = must_play
         for seat in range(p):
-            s.seat_rows[g, seat, :NUM_TILES] = own_tiles[row, seat]
+            for tile in range(NUM_TILES):
+                s.seat_rows[g, seat, tile] = own_tiles[row, seat, tile]
             s.seat_rows[g, seat, r.missing_at : r.scores_at] = 0
             s.seat_rows[g, seat, r.scores_at + r.num_sides] = (opener - seat) % p
         write_scores(r, s, g)
@@ -498,27 +548,62 @@ def start_rounds(r, s, games, first, next_winner, deals, deal_rows, deal_opener)
 
 
 # -- reading -------------------------------------------------------------------------
-@njit(cache=True)
-def pick_legal(legal_bits, uniform, out) -> None:
-    """``out[g]``: the legal action of rank ``floor(uniform[g] * count)`` in action order."""
+@njit(cache=True, inline="always")
+def splitmix64(state):
+    """One step of SplitMix64: (next state, a uniform float in [0, 1) with 53 random bits)."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = (state ^ (state >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return state, np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, inline="always")
+def legal_action(legal_bits, g, uniform) -> int:
+    """Game g's legal action of rank ``floor(uniform * count)`` in action order."""
     num_ends = legal_bits.shape[1]
+    total = 0
+    for e in range(num_ends):
+        total += popcount(legal_bits[g, e])
+    rank = int(uniform * total)
+    for e in range(num_ends):
+        bits = legal_bits[g, e]
+        count = popcount(bits)
+        if rank < count:
+            for _ in range(rank):
+                bits &= bits - 1
+            return e * NUM_TILES + popcount((bits & -bits) - 1)
+        rank -= count
+    return -1
+
+
+@kernel
+def pick_legal(legal_bits, uniform, out) -> None:
+    """``out[g]``: the legal action of rank ``floor(uniform[g] * count)`` of every game."""
     for g in range(len(out)):
+        out[g] = legal_action(legal_bits, g, uniform[g])
+
+
+@kernel
+def pick_from_mask(mask, uniform, out) -> int:
+    """``out[i]``: row i's True entry of rank ``floor(uniform[i] * count)``; returns a row with none or -1."""
+    for i in range(mask.shape[0]):
         total = 0
-        for e in range(num_ends):
-            total += popcount(legal_bits[g, e])
-        rank = int(uniform[g] * total)
-        for e in range(num_ends):
-            bits = legal_bits[g, e]
-            count = popcount(bits)
-            if rank < count:
-                for _ in range(rank):
-                    bits &= bits - 1
-                out[g] = e * NUM_TILES + popcount((bits & -bits) - 1)
-                break
-            rank -= count
+        for a in range(mask.shape[1]):
+            total += mask[i, a]
+        if total == 0:
+            return i
+        rank = int(uniform[i] * total)
+        for a in range(mask.shape[1]):
+            if mask[i, a]:
+                if rank == 0:
+                    out[i] = a
+                    break
+                rank -= 1
+    return -1
 
 
-@njit(cache=True)
+@kernel
 def observe(r, s, games, seats, out) -> None:
     """``out[i]``: the observation of seat ``seats[i]`` in game ``games[i]`` (layout in observation.py)."""
     p = r.players
@@ -526,8 +611,10 @@ def observe(r, s, games, seats, out) -> None:
     hand_at = seat_size + shared_size
     for i in range(len(games)):
         g, seat = games[i], seats[i]
-        out[i, :seat_size] = s.seat_rows[g, seat]
-        out[i, seat_size:hand_at] = s.shared[g]
+        for k in range(seat_size):
+            out[i, k] = s.seat_rows[g, seat, k]
+        for k in range(shared_size):
+            out[i, seat_size + k] = s.shared[g, k]
         for k in range(p):
             out[i, hand_at + k] = popcount(s.hands[g, (seat + k) % p])
         out[i, hand_at + p] = (s.to_play[g] - seat) % p

@@ -4,7 +4,10 @@ It follows the setting of ``domino_env.learner`` on a ``DominoCore``: every
 learner moves at once, then opponent round trips, each a single batched call
 per policy with the observations and masks of the games where a seat it plays
 is to move, stepping only those games (``DominoCore.step(actions, active)``)
-until every game waits for its learner again. There is no Python loop over games.
+until every game waits for its learner again. A ``RandomPolicy`` playing every
+other seat (the default) is played inside the core instead, every opponent move
+up to the learner's next turn in one compiled pass (``DominoCore.play_random``).
+There is no Python loop over games.
 
 The core starts a new round inside the step that ends one (so every game always
 has a decision pending); the finished position is therefore never observable
@@ -30,7 +33,7 @@ from .learner import (
     outcome,
     streams,
 )
-from .policies import Policy
+from .policies import Policy, RandomPolicy
 from .rules import Rules
 
 
@@ -87,6 +90,9 @@ class LearnerBatch:
     def _seed(self, seed: int | None) -> None:
         self._deal_rng, self._seat_rng, opponents = streams(self.rules, seed, self._given_opponents)
         self._policy_groups = _group(opponents)
+        only = self._policy_groups[0][0] if len(self._policy_groups) == 1 else None
+        self._random_opponents = only if isinstance(only, RandomPolicy) else None
+        """Set when one random policy plays every other seat: the core plays it (``play_random``)."""
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """New episodes in every game (``seed`` reseeds deals, seats and the default opponents).
@@ -139,6 +145,12 @@ class LearnerBatch:
         ``decided[g]``: the learner has moved in game g's current episode, so its
         points go to this step's reward; otherwise to the next episode's first.
         """
+        if self._random_opponents is not None:
+            while (active := self.core.to_play != self.seats).any():
+                scores_before = self.core.scores.copy()
+                result = self.core.play_random(self.seats, active, self._random_opponents.rng)
+                self._score(result, scores_before, decided, step)
+            return
         players = self.rules.players
         while True:
             relative = (self.core.to_play - self.seats) % players

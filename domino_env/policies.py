@@ -19,54 +19,44 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .core import NTH_BIT14, POPCOUNT14
+from . import kernels
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``policy(obs (B, obs_size) int16, mask (B, num_actions) bool) -> (B,) int actions``."""
 
-CHUNK = 14
-"""Action masks are read 14 actions at a time; every action space (28 x ends) is a multiple of 14."""
-
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of ``mask`` (int64), with no loop over rows.
+    """One uniformly random legal action per row of ``mask`` (int64), in one compiled pass.
 
-    Each row is cut into 14-action chunks, read as 14-bit numbers; per-chunk bit
-    counts pick the chunk holding the chosen legal action and a lookup table
-    its position there. This costs a few operations per chunk instead of one per
-    action, which matters when every opponent move of thousands of games goes
-    through it.
+    Row i takes its legal action of rank ``floor(u_i * count_i)``, ``u = rng.random(rows)``.
     """
-    rows, size = mask.shape
-    if rows == 1:  # one game (single-game envs): the same draw, without the per-chunk set-up
-        legal = np.flatnonzero(mask[0])
-        if not len(legal):
-            raise ValueError("row 0 of the mask has no legal action")
-        return legal[(rng.random(1) * len(legal)).astype(np.int64)]
-    if size % CHUNK:
-        raise ValueError(f"mask width {size} is not a multiple of {CHUNK} (28 x number of ends)")
-    packed = np.packbits(mask.reshape(rows, size // CHUNK, CHUNK), axis=2, bitorder="little")
-    chunks = packed.view("<u2")[:, :, 0].astype(np.intp)
-    counts = POPCOUNT14.take(chunks)
-    cumulative = counts.cumsum(axis=1)
-    total = cumulative[:, -1]
-    if not total.all():
-        raise ValueError(f"row {int(np.flatnonzero(total == 0)[0])} of the mask has no legal action")
-    rank = (rng.random(rows) * total).astype(np.int64)
-    chunk = (cumulative <= rank[:, None]).sum(axis=1)
-    row = np.arange(rows)
-    before = cumulative[row, chunk] - counts[row, chunk]
-    return chunk * CHUNK + NTH_BIT14.take(chunks[row, chunk] * CHUNK + rank - before)
+    mask = np.ascontiguousarray(mask, dtype=bool)
+    if mask.ndim != 2:
+        raise ValueError(f"mask must be 2-D (rows, num_actions), got shape {mask.shape}")
+    actions = np.empty(len(mask), dtype=np.int64)
+    empty = kernels.pick_from_mask(mask, rng.random(len(mask)), actions)
+    if empty >= 0:
+        raise ValueError(f"row {empty} of the mask has no legal action")
+    return actions
 
 
-def random_policy(seed: int | np.random.Generator | None = None) -> Policy:
+class RandomPolicy:
+    """A policy playing a uniformly random legal action, from its own seeded generator.
+
+    Environments recognise it and play it inside the core (``DominoCore.play_random``)
+    instead of calling it with observations.
+    """
+
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return sample_legal(mask, self.rng)
+
+
+def random_policy(seed: int | np.random.Generator | None = None) -> RandomPolicy:
     """A policy playing a uniformly random legal action, from its own seeded generator."""
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-    def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return sample_legal(mask, rng)
-
-    return policy
+    return RandomPolicy(seed)
 
 
 def first_legal_policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

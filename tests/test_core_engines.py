@@ -96,3 +96,46 @@ def test_illegal_action_changes_nothing_in_either_engine(engine: str) -> None:
         core.step(actions)
     for name, value in before.items():
         np.testing.assert_array_equal(getattr(core, name), value, err_msg=name)
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+@pytest.mark.parametrize(("preset", "players"), [("block", 2), ("all_fives", 4), ("muggins", 2), ("draw", 3)])
+def test_play_random_moves_until_the_stop_seat_or_the_round_end(
+    engine: str, preset: str, players: int
+) -> None:
+    rules = Rules.preset(preset, players)
+    core = DominoCore(rules, 300, seed=4, mode="match", engine=engine)
+    rng = np.random.default_rng(1)
+    stop = rng.integers(players, size=300)
+    rounds = 0
+    for _ in range(30):
+        before, placed = core.scores.copy(), core.num_placed.copy()
+        active = (core.to_play != stop) & (rng.random(300) < 0.9)
+        result = core.play_random(stop, active, rng)
+        assert ((core.to_play == stop) | result.round_over)[active].all()
+        assert not result.round_over[~active].any()
+        going = active & ~result.round_over
+        np.testing.assert_array_equal(core.scores[~active], before[~active])
+        np.testing.assert_array_equal(core.num_placed[~active], placed[~active])
+        np.testing.assert_array_equal((core.scores - before)[going].sum(axis=1), result.fives[going])
+        ended = result.round_over
+        np.testing.assert_array_equal(
+            result.scores[ended].sum(axis=1) >= result.points[ended].sum(axis=1), True
+        )
+        rounds += ended.sum()
+        if (core.to_play == stop).any():
+            core.step(core.random_actions(rng), core.to_play == stop)
+    assert rounds > 100
+
+
+def test_play_random_replays_from_the_same_seeds() -> None:
+    rules = Rules.preset("all_fives", 3)
+    runs = []
+    for _ in range(2):
+        core, rng = DominoCore(rules, 64, seed=8), np.random.default_rng(8)
+        for _ in range(20):
+            core.play_random(np.zeros(64, dtype=np.intp), core.to_play != 0, rng)
+            core.step(core.random_actions(rng), core.to_play == 0)
+        runs.append((core.hands.copy(), core.scores.copy(), core.observe()))
+    for first, second in zip(*runs, strict=True):
+        np.testing.assert_array_equal(first, second)

@@ -21,7 +21,7 @@ from domino_env.errors import IllegalMoveError
 from domino_env.gym_env import DominoSoloEnv
 from domino_env.learner_batch import LearnerBatch
 from domino_env.observation import observation_fields
-from domino_env.policies import first_legal_policy, random_policy, sample_legal
+from domino_env.policies import RandomPolicy, first_legal_policy, random_policy, sample_legal
 from domino_env.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.spaces import observation_space
 from domino_env.vector_env import DominoVectorEnv
@@ -216,6 +216,25 @@ def test_one_batched_call_per_round_trip_for_the_games_whose_opponents_are_to_mo
     for _ in range(10):
         envs.step(random_actions(envs, rng))
     assert max(sizes) > 32 and min(sizes) < 8
+
+
+def test_a_random_policy_playing_every_other_seat_is_played_inside_the_core(monkeypatch):
+    """The default opponents (and any one RandomPolicy for all seats) never see an observation."""
+
+    def refuse(self, obs, mask):
+        raise AssertionError("a RandomPolicy opponent was called with observations")
+
+    monkeypatch.setattr(RandomPolicy, "__call__", refuse)
+    for opponents in (None, random_policy(2)):
+        envs = DominoVectorEnv(64, "all_fives", 3, learner_seat="random", opponents=opponents)
+        envs.reset(seed=2)
+        rng = np.random.default_rng(2)
+        episodes = 0
+        for _ in range(40):
+            _, _, terminated, _, infos = envs.step(random_actions(envs, rng))
+            assert infos["action_mask"].any(axis=1).all()
+            episodes += terminated.sum()
+        assert episodes > 20
 
 
 def test_per_seat_opponents_only_play_their_seats():
