@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import DominoCore
+from .core import DominoCore, Engine
 from .deals import random_deals
 from .reference import Round, deal_to_hands
 from .rules import Rules
@@ -32,10 +32,14 @@ class Measurement:
     peak_memory_mib: float | None = None
 
 
-def bench_core(rules: Rules, num_envs: int, seconds: float, seed: int) -> Measurement:
+def bench_core(
+    rules: Rules, num_envs: int, seconds: float, seed: int, engine: Engine = "numba"
+) -> Measurement:
     """Moves/s of the batched core with mask + observation every step, and its peak memory."""
+    warm = DominoCore(rules, 1, seed=seed, engine=engine)  # loads (or compiles) the kernels outside the count
+    warm.step(warm.random_actions())
     tracemalloc.start()
-    core = DominoCore(rules, num_envs, seed=seed)
+    core = DominoCore(rules, num_envs, seed=seed, engine=engine)
     for _ in range(3):
         core.legal_mask(), core.observe()
         core.step(core.random_actions())
@@ -49,7 +53,8 @@ def bench_core(rules: Rules, num_envs: int, seconds: float, seed: int) -> Measur
             core.step(core.random_actions())
         steps += 10
     moves = steps * num_envs
-    return Measurement("core", rules.name, rules.players, num_envs, moves, elapsed, moves / elapsed, peak)
+    label = "core" if engine == "numba" else f"core (engine={engine})"
+    return Measurement(label, rules.name, rules.players, num_envs, moves, elapsed, moves / elapsed, peak)
 
 
 def bench_reference(rules: Rules, seconds: float, seed: int) -> Measurement:

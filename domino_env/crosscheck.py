@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import END_CODES, DominoCore
+from .core import END_CODES, DominoCore, Engine
 from .reference import Match, Round, deal_to_hands
 from .rules import Rules
 
@@ -39,10 +39,12 @@ class CrossCheck:
     scores carried by the reference itself, so those are checked too).
     """
 
-    def __init__(self, rules: Rules, num_games: int, seed: int, mode: str = "round") -> None:
+    def __init__(
+        self, rules: Rules, num_games: int, seed: int, mode: str = "round", engine: Engine = "numba"
+    ) -> None:
         self.rules = rules
         self.mode = mode
-        self.core = DominoCore(rules, num_games, seed=seed, mode=mode)
+        self.core = DominoCore(rules, num_games, seed=seed, mode=mode, engine=engine)
         self.rng = np.random.default_rng(seed + 1)
         self.pending_deals = [deque() for _ in range(num_games)]
         self.games = [self._new_game(g) for g in range(num_games)]

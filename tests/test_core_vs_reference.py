@@ -35,6 +35,14 @@ def test_matches_agree(preset: str, players: int) -> None:
     assert check.stats.rounds > check.stats.games
 
 
+@pytest.mark.parametrize(("preset", "players"), [("muggins", 2), ("spanish_pairs", 4), ("idrd_draw", 3)])
+def test_the_numpy_engine_agrees_too(preset: str, players: int) -> None:
+    """The core's second engine against the reference directly (test_core_engines holds it to the first)."""
+    check = CrossCheck(Rules.preset(preset, players), num_games=32, seed=21, mode="match", engine="numpy")
+    run_until(check, 20)
+    assert check.stats.rounds > check.stats.games
+
+
 def test_muggins_reaches_the_target_mid_round_in_both_engines() -> None:
     check = CrossCheck(Rules.preset("muggins"), num_games=32, seed=11, mode="match")
     run_until(check, 60)
