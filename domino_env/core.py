@@ -65,24 +65,18 @@ KERNEL_STATE_NAMES = (
     "missing", "draws", "passes", "bone_pos", "deal", "scores", "round_points", "rounds_played",
 )  # fmt: skip
 """Core arrays the kernels get under their own names (``kernels.KernelState`` lists the rest)."""
-Engine = Literal["auto", "numba", "numpy"]
-ENGINES = ("auto", "numba", "numpy")
+Engine = Literal["numba", "numpy"]
+ENGINES = ("numba", "numpy")
 
 
 def compiled_kernels(engine: Engine):
-    """The numba kernels module for ``engine`` ("auto": when numba imports), or None for NumPy."""
+    """The numba kernels module for ``engine="numba"``, None for the NumPy engine."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     if engine == "numpy":
         return None
-    try:
-        from . import kernels
-    except ImportError as error:
-        if engine == "numba":
-            raise ImportError(
-                f"engine='numba' needs numba ({error}); install it or use engine='numpy'"
-            ) from None
-        return None
+    from . import kernels  # compiles (or loads from numba's cache) on first use
+
     return kernels
 
 
@@ -137,7 +131,7 @@ class DominoCore:
         mode: Literal["round", "match"] = "round",
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
-        engine: Engine = "auto",
+        engine: Engine = "numba",
     ) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
@@ -193,8 +187,8 @@ class DominoCore:
         self.legal_bits = np.zeros((n, self.num_ends), dtype=np.uint64)
         self.views = ObservationViews(rules, n)
         self._kernels = compiled_kernels(engine)
-        self.engine = "numpy" if self._kernels is None else "numba"
-        """The engine that steps the games: ``"numba"`` (compiled kernels) or ``"numpy"``."""
+        self.engine = engine
+        """What steps the games: ``"numba"`` (compiled kernels) or ``"numpy"`` (array operations)."""
         if self._kernels is not None:
             self._kernel_rules = self._kernels.kernel_rules(rules, self.views, match=mode == "match")
             self._kernel_state = self._kernels.KernelState(
@@ -391,17 +385,7 @@ class DominoCore:
 
     def _step_result(self, at, rows: np.ndarray, seat: np.ndarray, end_code: np.ndarray, fives) -> StepResult:
         """The step's ``StepResult``; the rounds that ended are scored and dealt anew."""
-        n = self.num_games
-        result = StepResult(
-            round_over=np.zeros(n, dtype=bool),
-            game_over=np.zeros(n, dtype=bool),
-            end=np.zeros(n, dtype=np.int8),
-            winner=np.full(n, -1, dtype=np.int8),
-            points=np.zeros((n, self.num_sides), dtype=np.int32),
-            scores=self.scores.copy(),
-            game_winner=np.full(n, -1, dtype=np.int8),
-            fives=np.zeros(n, dtype=np.int32),
-        )
+        result = self._blank_result()
         result.end[at] = end_code
         result.round_over[at] = end_code > 0
         if fives is not None:
@@ -411,13 +395,27 @@ class DominoCore:
             self._finish_rounds(rows[finished], seat[finished], end_code[finished], result)
         return result
 
+    def _blank_result(self) -> StepResult:
+        """A ``StepResult`` in which no round ended, scores as they are now."""
+        n = self.num_games
+        return StepResult(
+            round_over=np.zeros(n, dtype=bool),
+            game_over=np.zeros(n, dtype=bool),
+            end=np.zeros(n, dtype=np.int8),
+            winner=np.full(n, -1, dtype=np.int8),
+            points=np.zeros((n, self.num_sides), dtype=np.int32),
+            scores=self.scores.copy(),
+            game_winner=np.full(n, -1, dtype=np.int8),
+            fives=np.zeros(n, dtype=np.int32),
+        )
+
     def play_random(self, stop_seat: np.ndarray, active: np.ndarray, rng: np.random.Generator) -> StepResult:
         """Random legal moves in every ``active`` game until ``stop_seat`` is to move or the round ends.
 
         One compiled pass for what would take one ``step`` per move (the NumPy
-        engine takes those steps): environments use it for random opponents. The result is
-        ``step``'s, with ``fives`` summed over the moves; a game whose round ended
-        is already dealt anew and may again have another seat to move.
+        engine takes those steps): environments use it for random opponents. The
+        result is ``step``'s, with ``fives`` summed over the moves; a game whose
+        round ended is already dealt anew and may again have another seat to move.
         """
         if self._kernels is None:
             return self._play_random_steps(np.asarray(stop_seat), np.asarray(active, dtype=bool), rng)
@@ -434,7 +432,7 @@ class DominoCore:
 
     def _play_random_steps(self, stop_seat: np.ndarray, active: np.ndarray, rng: np.random.Generator):
         """``play_random`` as one ``step`` per move round, for the NumPy engine."""
-        total = self._step_result(slice(0), self._arange[:0], None, np.zeros(0, dtype=np.int8), None)
+        total = self._blank_result()
         going = active & (self.to_play != stop_seat)
         while going.any():
             result = self.step(self.random_actions(rng), going)

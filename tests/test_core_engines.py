@@ -75,13 +75,8 @@ def test_engines_agree_on_fixed_deals(preset: str) -> None:
     play_both(compiled, numpy, steps=60, seed=9, partial=True)
 
 
-def test_auto_engine_is_compiled_where_numba_imports() -> None:
-    assert DominoCore(Rules.preset("block", 2), 4).engine == "numba"
-    assert DominoCore(Rules.preset("block", 2), 4, engine="numpy").engine == "numpy"
-
-
 def test_unknown_engine_is_named() -> None:
-    with pytest.raises(ValueError, match="engine must be one of 'auto', 'numba', 'numpy', got 'jax'"):
+    with pytest.raises(ValueError, match="engine must be one of 'numba', 'numpy', got 'jax'"):
         DominoCore(Rules.preset("block", 2), 4, engine="jax")
 
 
