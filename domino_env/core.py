@@ -65,6 +65,8 @@ KERNEL_STATE_NAMES = (
     "missing", "draws", "passes", "bone_pos", "deal", "scores", "round_points", "rounds_played",
 )  # fmt: skip
 """Core arrays the kernels get under their own names (``kernels.KernelState`` lists the rest)."""
+LINKED = ("ends", "end_tile", "_kernels", "_kernel_rules", "_kernel_state")
+"""``DominoCore`` attributes derived from the others by ``_link`` (not pickled)."""
 Engine = Literal["numba", "numpy"]
 ENGINES = ("numba", "numpy")
 
@@ -160,10 +162,7 @@ class DominoCore:
         self.draw_prefix = np.zeros((n, NUM_TILES + 1), dtype=np.uint64)
         self.bone_pos = np.zeros(n, dtype=np.intp)
         self._end_state = np.full((n, 8), -1, dtype=np.intp)
-        self.ends = self._end_state[:, :4]
-        """(N, 4) number showing at left, right, up, down; -1 when not open."""
-        self.end_tile = self._end_state[:, 4:]
-        """(N, 4) outer tile of each end; -1 when not open or an unplayed short side."""
+        """(N, 8) ``ends`` then ``end_tile``: the two are views of it (see ``_link``)."""
         self.end_count = np.zeros((n, 4), dtype=np.int16)
         """(N, 4) what each end adds to the fives count (kept only with fives scoring)."""
         self.spinner = np.full(n, -1, dtype=np.intp)
@@ -186,22 +185,39 @@ class DominoCore:
         """(N,) rounds finished so far in each game's current match (match mode)."""
         self.legal_bits = np.zeros((n, self.num_ends), dtype=np.uint64)
         self.views = ObservationViews(rules, n)
-        self._kernels = compiled_kernels(engine)
         self.engine = engine
         """What steps the games: ``"numba"`` (compiled kernels) or ``"numpy"`` (array operations)."""
-        if self._kernels is not None:
-            self._kernel_rules = self._kernels.kernel_rules(rules, self.views, match=mode == "match")
-            self._kernel_state = self._kernels.KernelState(
-                **{name: getattr(self, name) for name in KERNEL_STATE_NAMES},
-                hands=self.hands.view(np.int64),  # int64 views: same memory, tiles use 28 bits
-                table=self.table.view(np.int64),
-                draw_prefix=self.draw_prefix.view(np.int64),
-                legal_bits=self.legal_bits.view(np.int64),
-                end_state=self._end_state,
-                seat_rows=self.views.seat_rows,
-                shared=self.views.shared,
-            )
+        self._link()
         self.reset(seed=seed, deals=deals, openers=openers)
+
+    def _link(self) -> None:
+        """Views of the state arrays and the kernels' handles on them (rebuilt when unpickled)."""
+        self.ends = self._end_state[:, :4]
+        """(N, 4) number showing at left, right, up, down; -1 when not open."""
+        self.end_tile = self._end_state[:, 4:]
+        """(N, 4) outer tile of each end; -1 when not open or an unplayed short side."""
+        self._kernels = compiled_kernels(self.engine)
+        if self._kernels is None:
+            return
+        self._kernel_rules = self._kernels.kernel_rules(self.rules, self.views, match=self.mode == "match")
+        self._kernel_state = self._kernels.KernelState(
+            **{name: getattr(self, name) for name in KERNEL_STATE_NAMES},
+            hands=self.hands.view(np.int64),  # int64 views: same memory, tiles use 28 bits
+            table=self.table.view(np.int64),
+            draw_prefix=self.draw_prefix.view(np.int64),
+            legal_bits=self.legal_bits.view(np.int64),
+            end_state=self._end_state,
+            seat_rows=self.views.seat_rows,
+            shared=self.views.shared,
+        )
+
+    def __getstate__(self) -> dict:
+        """Pickle and deepcopy the state arrays only: views would come back as separate copies."""
+        return {k: v for k, v in self.__dict__.items() if k not in LINKED}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._link()
 
     # -- resetting -----------------------------------------------------------
     def reset(

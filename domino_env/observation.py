@@ -77,9 +77,7 @@ class ObservationViews:
         self.shared_size = f["draw_pile"].stop - self.seat_size
         self.seat_rows = np.zeros((num_games, p, self.seat_size), dtype=np.int16)
         self.shared = np.zeros((num_games, self.shared_size), dtype=np.int16)
-        self._seat_rows_2d = self.seat_rows.reshape(num_games * p, self.seat_size)
-        self._seat_flat = self.seat_rows.reshape(-1)
-        self._shared_flat = self.shared.reshape(-1)
+        self._link()
         seats = np.arange(p)
         self.rotation = (seats[:, None] + seats[None, :]) % p
         """``rotation[s, k]``: absolute seat at relative position k for observer s."""
@@ -95,6 +93,21 @@ class ObservationViews:
         self.number_at = f["end_number"].start - start
         self.double_at = f["end_double"].start - start
         self.pile_at = f["draw_pile"].start - start
+
+    def _link(self) -> None:
+        """Flat views of the blocks (rebuilt when unpickled, as views do not survive a copy)."""
+        self._seat_rows_2d = self.seat_rows.reshape(-1, self.seat_size)
+        self._seat_flat = self.seat_rows.reshape(-1)
+        self._shared_flat = self.shared.reshape(-1)
+
+    def __getstate__(self) -> dict:
+        return {
+            k: v for k, v in self.__dict__.items() if k not in ("_seat_rows_2d", "_seat_flat", "_shared_flat")
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._link()
 
     # -- updates from the core ------------------------------------------------
     def start_round(

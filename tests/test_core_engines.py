@@ -9,6 +9,9 @@ engine to the reference engine; this file carries that to the other one.
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -134,3 +137,22 @@ def test_play_random_replays_from_the_same_seeds() -> None:
         runs.append((core.hands.copy(), core.scores.copy(), core.observe()))
     for first, second in zip(*runs, strict=True):
         np.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+@pytest.mark.parametrize("copier", ["pickle", "deepcopy"])
+def test_a_copied_core_plays_on_like_the_original_and_apart_from_it(engine: str, copier: str) -> None:
+    core = DominoCore(Rules.preset("all_fives", 3), 32, seed=6, mode="match", engine=engine)
+    for _ in range(25):
+        core.step(core.random_actions())
+    twin = pickle.loads(pickle.dumps(core)) if copier == "pickle" else copy.deepcopy(core)
+    assert twin.engine == engine
+    assert_same_state(twin, core, "after copying")
+    for step in range(60):
+        actions = core.random_actions()
+        np.testing.assert_array_equal(twin.random_actions(), actions)  # the generator was copied too
+        core.step(actions)
+        twin.step(actions)
+        assert_same_state(twin, core, f"step {step} after copying")
+    twin.step(twin.random_actions())
+    assert (twin.num_placed != core.num_placed).any()  # the copy owns its arrays
