@@ -91,7 +91,7 @@ class LearnerBatch:
         self._deal_rng, self._seat_rng, opponents = streams(self.rules, seed, self._given_opponents)
         self._policy_groups = _group(opponents)
         only = self._policy_groups[0][0] if len(self._policy_groups) == 1 else None
-        self._random_opponents = only if isinstance(only, RandomPolicy) else None
+        self._random_opponents = only if type(only) is RandomPolicy else None  # not a subclass: it may differ
         """Set when one random policy plays every other seat: the core plays it (``play_random``)."""
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
