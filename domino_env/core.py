@@ -60,11 +60,6 @@ END_CODES = ("", "domino", "blocked", "closed", "target")
 """``StepResult.end`` codes: 0 round goes on, 1 domino, 2 blocked, 3 closed, 4 target."""
 DOMINO, BLOCKED, CLOSED, TARGET = 1, 2, 3, 4
 
-KERNEL_STATE_NAMES = (
-    "end_count", "spinner", "spin_need", "to_play", "opener", "forced", "num_placed", "last_move",
-    "missing", "draws", "passes", "bone_pos", "deal", "scores", "round_points", "rounds_played",
-)  # fmt: skip
-"""Core arrays the kernels get under their own names (``kernels.KernelState`` lists the rest)."""
 LINKED = ("ends", "end_tile", "_kernels", "_kernel_rules", "_kernel_state")
 """``DominoCore`` attributes derived from the others by ``_link`` (not pickled)."""
 Engine = Literal["numba", "numpy"]
@@ -200,15 +195,20 @@ class DominoCore:
         if self._kernels is None:
             return
         self._kernel_rules = self._kernels.kernel_rules(self.rules, self.views, match=self.mode == "match")
+        renamed = {
+            "hands": self.hands.view(np.int64),  # int64 views: same memory, tiles use 28 bits
+            "table": self.table.view(np.int64),
+            "draw_prefix": self.draw_prefix.view(np.int64),
+            "legal_bits": self.legal_bits.view(np.int64),
+            "end_state": self._end_state,
+            "seat_rows": self.views.seat_rows,
+            "shared": self.views.shared,
+        }
         self._kernel_state = self._kernels.KernelState(
-            **{name: getattr(self, name) for name in KERNEL_STATE_NAMES},
-            hands=self.hands.view(np.int64),  # int64 views: same memory, tiles use 28 bits
-            table=self.table.view(np.int64),
-            draw_prefix=self.draw_prefix.view(np.int64),
-            legal_bits=self.legal_bits.view(np.int64),
-            end_state=self._end_state,
-            seat_rows=self.views.seat_rows,
-            shared=self.views.shared,
+            *(
+                renamed[name] if name in renamed else getattr(self, name)
+                for name in self._kernels.KernelState._fields
+            )
         )
 
     def __getstate__(self) -> dict:
