@@ -17,6 +17,12 @@ A *policy file* (``export_policy``) keeps only ``format``, ``model``, ``config``
 the optimizer state and the snapshot pool. The shipped ``checkpoints/*.pt`` are
 policy files; the arena loads both kinds, ``--resume`` only full checkpoints.
 
+``load_checkpoint`` checks every field it is asked for before anything uses it (types,
+ranges, the stored config parsed by ``parse_train_config``, the random states tried on
+scratch generators, the optimizer's tensors against the network's parameters): a
+malformed file that ``weights_only`` lets through is a ``CheckpointError`` naming the
+file and the field, never a ``KeyError`` or a torch traceback later on.
+
 Writes go to a temporary file in the same folder, fsynced, then ``os.replace``:
 a crash leaves the previous checkpoint, never half a file under its name.
 
@@ -30,11 +36,14 @@ policy with its own seeded generator instead.
 
 from __future__ import annotations
 
+import copy
+import math
 import os
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -58,6 +67,8 @@ REQUIRED = (
     "snapshots",
 )
 POLICY_KEYS = ("format", "model", "config", "update", "global_step")
+STORED_CONFIG_KEYS = ("preset", "players", "rules", "model")
+"""Keys of the stored config that loading reads (``rules_of``, ``build_model``): never left to defaults."""
 
 
 class CheckpointError(ValueError):
@@ -85,6 +96,8 @@ def load_checkpoint(path: str | Path, required: tuple[str, ...] = REQUIRED) -> d
     """The payload in ``path``, checked for the ``required`` keys and the format; else ``CheckpointError``.
 
     The default asks for a whole training checkpoint; ``POLICY_KEYS`` accepts a policy file too.
+    Every required field is checked (``validate_payload``) before anything uses it, so a
+    malformed file that ``weights_only`` lets through is refused, naming the file and the field.
     """
     path = Path(path)
     try:
@@ -95,6 +108,15 @@ def load_checkpoint(path: str | Path, required: tuple[str, ...] = REQUIRED) -> d
         raise CheckpointError(
             f"checkpoint {path}: unreadable (truncated, corrupt or not a torch checkpoint): {error}"
         ) from None
+    validate_payload(payload, path, required)
+    return payload
+
+
+def validate_payload(payload: Any, path: str | Path, required: tuple[str, ...] = REQUIRED) -> None:
+    """Raise ``CheckpointError``, naming ``path`` and the field, unless the ``required`` keys are well formed.
+
+    Keys that are not required are not looked at (later versions may add some).
+    """
     if not isinstance(payload, dict):
         raise CheckpointError(f"checkpoint {path}: expected a dict, found {type(payload).__name__}")
     missing = [key for key in required if key not in payload]
@@ -102,9 +124,195 @@ def load_checkpoint(path: str | Path, required: tuple[str, ...] = REQUIRED) -> d
         raise CheckpointError(
             f"checkpoint {path}: missing {', '.join(missing)} (not a domino-rl checkpoint?)"
         )
-    if payload["format"] != FORMAT:
-        raise CheckpointError(f"checkpoint {path}: format {payload['format']}, this code reads {FORMAT}")
-    return payload
+    fmt = payload.get("format")
+    if "format" in required and not (_is_int(fmt) and fmt == FORMAT):
+        raise CheckpointError(f"checkpoint {path}: format {fmt!r}, this code reads {FORMAT}")
+
+    def fail(field: str, problem: str) -> NoReturn:
+        raise CheckpointError(f"checkpoint {path}: {field}: {problem}")
+
+    for key in ("update", "global_step"):
+        if key in required and not (_is_int(payload[key]) and 0 <= payload[key] < 2**63):
+            fail(key, f"expected a non-negative integer (below 2**63), got {_show(payload[key])}")
+    if "best_score" in required:
+        score = payload["best_score"]
+        if not (isinstance(score, (int, float)) and not isinstance(score, bool)) or score != score:
+            fail("best_score", f"expected a number (-inf before any evaluation), got {_show(score)}")
+    if "config" in required:
+        _check_config(payload["config"], fail)
+    if "model" in required:
+        _check_weights(payload["model"], "model", fail)
+    params: list[torch.Tensor] | None = None
+    if "config" in required and "model" in required and ("optimizer" in required or "snapshots" in required):
+        with torch.random.fork_rng(devices=[]):  # the scratch network's init must not move the global RNG
+            params = list(build_model(payload, path).parameters())  # the weights must fit the config
+    if "snapshots" in required:
+        snapshots = payload["snapshots"]
+        if not isinstance(snapshots, list) or not snapshots:
+            fail("snapshots", f"expected a non-empty list of state dicts, got {_show(snapshots)}")
+        for index, snapshot in enumerate(snapshots):
+            _check_weights(snapshot, f"snapshots[{index}]", fail, like=payload.get("model"))
+    if "rng" in required:
+        _check_rng(payload["rng"], fail)
+    if "optimizer" in required:
+        _check_optimizer(payload["optimizer"], params, fail)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _show(value: Any) -> str:
+    """A short description of a stored value for an error message."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def _check_config(config: Any, fail: Callable[[str, str], NoReturn]) -> None:
+    """The stored config must parse as a training config (what ``rules_of`` and ``--resume`` read)."""
+    from .config import ConfigError  # imported here: agents.config and train_config import much more
+    from .train_config import parse_train_config
+
+    if not isinstance(config, dict):
+        fail("config", f"expected the training config as a dict, got {_show(config)}")
+    try:
+        parse_train_config(copy.deepcopy(config))
+    except ConfigError as error:
+        fail("config", str(error))
+    except Exception as error:  # a config the parser does not expect at all: still this file's fault
+        fail("config", f"does not parse ({type(error).__name__}: {error})")
+    # What rules_of and build_model read: a saved config is complete (TrainConfig.to_dict), not defaults.
+    missing = [key for key in STORED_CONFIG_KEYS if key not in config]
+    if not isinstance(config.get("model"), dict) or "hidden" not in config["model"]:
+        missing.append("model.hidden")
+    if missing:
+        fail("config", f"missing {', '.join(missing)} (a checkpoint stores its whole training config)")
+
+
+def _check_weights(weights: Any, field: str, fail: Callable[[str, str], NoReturn], like: Any = None) -> None:
+    """A state dict: names to tensors (``like``: another one it must match name by name and shape)."""
+    if not isinstance(weights, dict) or not weights:
+        fail(field, f"expected a non-empty dict of tensors (a state dict), got {_show(weights)}")
+    for name, value in weights.items():
+        if not isinstance(name, str) or not isinstance(value, torch.Tensor):
+            fail(field, f"expected names mapped to tensors, found {_show(name)}: {_show(value)}")
+        if not _all_finite(value):
+            fail(field, f"{name!r} holds NaN or infinite values (a diverged run?)")
+    if isinstance(like, dict) and like is not weights:
+        shapes = {name: tuple(value.shape) for name, value in weights.items()}
+        wanted = {name: tuple(value.shape) for name, value in like.items() if isinstance(value, torch.Tensor)}
+        if shapes != wanted:
+            fail(field, "its tensors differ from the model's (names or shapes)")
+
+
+def _check_rng(rng: Any, fail: Callable[[str, str], NoReturn]) -> None:
+    """The saved random states, each tried on a scratch generator of the kind ``restore_rng`` sets."""
+    if not isinstance(rng, dict):
+        fail("rng", f"expected a dict of random states, got {_show(rng)}")
+    missing = [key for key in ("numpy", "torch", "python", "cuda") if key not in rng]
+    if missing:
+        fail("rng", f"missing {', '.join(missing)}")
+    try:
+        np.random.default_rng().bit_generator.state = rng["numpy"]
+    except Exception as error:
+        fail("rng.numpy", f"not a NumPy generator state ({type(error).__name__}: {error})")
+    state = rng["torch"]
+    if not (isinstance(state, torch.Tensor) and state.dtype == torch.uint8):
+        fail("rng.torch", f"expected a uint8 tensor, got {_show(state)}")
+    try:
+        torch.Generator().set_state(state)
+    except Exception as error:
+        fail("rng.torch", f"not a torch generator state ({type(error).__name__}: {error})")
+    python = rng["python"]
+    try:
+        version, numbers, gauss = python
+        random.Random().setstate((version, tuple(numbers), gauss))
+    except Exception as error:
+        fail("rng.python", f"not a random.getstate() as a list ({type(error).__name__}: {error})")
+    cuda = rng["cuda"]
+    if not isinstance(cuda, list) or not all(
+        isinstance(t, torch.Tensor) and t.dtype == torch.uint8 for t in cuda
+    ):
+        fail("rng.cuda", f"expected a list of uint8 tensors, got {_show(cuda)}")
+
+
+def _check_optimizer(
+    optimizer: Any, params: list[torch.Tensor] | None, fail: Callable[[str, str], NoReturn]
+) -> None:
+    """An optimizer state dict whose per-parameter tensors fit ``params`` (None: not checked).
+
+    Parameters are matched as ``torch.optim.Optimizer.load_state_dict`` does: in the order of
+    the groups' ``params``, against the parameters of the network the config builds.
+    """
+    if not isinstance(optimizer, dict) or not {"state", "param_groups"} <= set(optimizer):
+        fail("optimizer", f"expected a dict with 'state' and 'param_groups', got {_show(optimizer)}")
+    groups, state = optimizer["param_groups"], optimizer["state"]
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, dict) for g in groups):
+        fail("optimizer.param_groups", f"expected a non-empty list of dicts, got {_show(groups)}")
+    ids: list[int] = []
+    for index, group in enumerate(groups):
+        where = f"optimizer.param_groups[{index}]"
+        numbers = group.get("params")
+        if not isinstance(numbers, list) or not all(_is_int(i) for i in numbers):
+            fail(where, f"'params' must be a list of parameter numbers, got {_show(numbers)}")
+        ids += numbers
+        for key, value in group.items():
+            if key != "params" and not _is_setting(value):
+                fail(where, f"{key!r} must be a number, a flag or None, got {_show(value)}")
+        lr = group.get("lr")
+        if isinstance(lr, torch.Tensor) and lr.dim() == 0:
+            lr = lr.item()
+        if lr is not None and not (isinstance(lr, (int, float)) and _is_finite(lr) and lr >= 0):
+            fail(where, f"'lr' must be a finite number >= 0, got {_show(lr)}")
+    if len(set(ids)) != len(ids):
+        fail("optimizer.param_groups", "a parameter number is listed twice")
+    if not isinstance(state, dict):
+        fail("optimizer.state", f"expected a dict, got {_show(state)}")
+    if params is None:  # the checked config and weights are needed to know the parameters
+        return
+    if len(ids) != len(params):
+        fail("optimizer", f"holds {len(ids)} parameters, the network has {len(params)}")
+    shape_of = {i: tuple(p.shape) for i, p in zip(ids, params, strict=True)}
+    for key, values in state.items():
+        where = f"optimizer.state[{key!r}]"
+        if key not in shape_of:
+            fail(where, "is not one of the parameters in param_groups")
+        if not isinstance(values, dict):
+            fail(where, f"expected a dict, got {_show(values)}")
+        for name, value in values.items():
+            if isinstance(value, torch.Tensor):
+                if value.dim() and tuple(value.shape) != shape_of[key]:
+                    fail(where, f"{name!r} has shape {tuple(value.shape)}, the parameter {shape_of[key]}")
+                if not _all_finite(value):
+                    fail(where, f"{name!r} holds NaN or infinite values")
+            elif not _is_setting(value):
+                fail(where, f"{name!r} must be a tensor or a number, got {_show(value)}")
+
+
+def _is_finite(number: float) -> bool:
+    """A finite float, or an int that converts to one (``math.isfinite(10**400)`` overflows)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
+
+
+def _all_finite(tensor: torch.Tensor) -> bool:
+    """No NaN or infinity in a floating-point tensor (other dtypes hold none)."""
+    return not (tensor.is_floating_point() or tensor.is_complex()) or bool(torch.isfinite(tensor).all())
+
+
+def _is_setting(value: Any) -> bool:
+    """A hyperparameter or per-parameter scalar: finite number, flag, None, 0-d tensor, or tuples of them."""
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, (int, float)):
+        return _is_finite(value)
+    if isinstance(value, torch.Tensor):
+        return value.dim() == 0 and _all_finite(value)
+    if isinstance(value, (tuple, list)):
+        return all(_is_setting(v) for v in value)
+    return False
 
 
 def export_policy(source: str | Path, target: str | Path) -> None:
@@ -137,7 +345,9 @@ def build_model(payload: dict[str, Any], path: str | Path, rules: Rules | None =
     try:
         model.load_state_dict(payload["model"])
     except RuntimeError as error:
-        raise CheckpointError(f"checkpoint {path}: weights do not fit the network: {error}") from None
+        raise CheckpointError(
+            f"checkpoint {path}: model: weights do not fit the network its config describes: {error}"
+        ) from None
     return model
 
 

@@ -19,8 +19,9 @@ Example::
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -75,6 +76,22 @@ def compiled_kernels(engine: Engine):
     from . import kernels  # compiles (or loads from numba's cache) on first use
 
     return kernels
+
+
+def action_index(action: Any, num_actions: int) -> int:
+    """A single action as an ``int``: a Python or NumPy integer (bools are not actions); else ValueError.
+
+    The range is checked by the engines, whose ``IllegalMoveError`` names the legal moves.
+    """
+    if not isinstance(action, (bool, np.bool_)) and getattr(action, "dtype", None) != np.bool_:
+        try:
+            return operator.index(action)
+        except TypeError:
+            pass
+    raise ValueError(
+        f"action {action!r} ({type(action).__name__}) is not an action: "
+        f"actions are integers 0..{num_actions - 1} (Python or NumPy ints; bools are not actions)"
+    )
 
 
 def hand_pips(hands: np.ndarray) -> np.ndarray:

@@ -11,8 +11,9 @@ move, which dominates at one game). In short:
 * action: ``Discrete(28 * ends)``, ``end * 28 + tile``; the legal ones are in
   ``info["action_mask"]`` (int8, Gymnasium's convention) and ``action_masks()``
   (bool, sb3-contrib's ``MaskablePPO`` convention). An illegal action raises
-  ``IllegalMoveError`` naming it and changes nothing; ``action_space.sample()``
-  draws legal actions;
+  ``IllegalMoveError`` naming it and changes nothing, one that is not an integer
+  (a bool, a float) ValueError, and ``step`` before ``reset`` or after the end
+  RuntimeError; ``action_space.sample()`` draws legal actions;
 * reward ``"points"``: the change in own side's score minus the mean score over
   sides (zero-sum, partners share); ``"win"``: +1 / -1 / 0 when the episode ends;
 * an episode is a ``"round"`` or a ``"match"``; it terminates, never truncates.
@@ -40,6 +41,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
+from .core import action_index
 from .game import Game
 from .learner import (
     Episode,
@@ -124,6 +126,7 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._mask.any():
             raise RuntimeError("the episode is over (or never started): call reset() first")
+        action = action_index(action, self.rules.num_actions)  # ValueError for bools, floats...
         before = self._scores()
         self._game.step(action)  # IllegalMoveError, naming the move, before anything changes
         self._play_opponents()

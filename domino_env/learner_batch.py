@@ -85,6 +85,8 @@ class LearnerBatch:
         """(N,) the learner's seat in each game's current episode (set by ``reset``)."""
         self._side_of_seat = self.core.side_of_seat
         self._arange = np.arange(num_games)
+        self._obs: np.ndarray | None = None
+        """The learner's observations at its pending decisions; None until ``reset``."""
 
     # -- resetting ------------------------------------------------------------------
     def _seed(self, seed: int | None) -> None:
@@ -117,6 +119,8 @@ class LearnerBatch:
     # -- stepping -------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> LearnerStep:
         """Play the learner's action in every game, then the opponents until it is to move again."""
+        if self._obs is None:  # checked first: the core must not move before the episodes exist
+            raise RuntimeError("call reset() before step()")
         n = self.num_games
         scores_before = self.core.scores.copy()
         result = self.core.step(actions)  # checks every action before changing anything

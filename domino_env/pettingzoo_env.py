@@ -94,6 +94,10 @@ in `_cumulative_rewards` and returned by `last()`).
 * An illegal action through `env()` ends the episode (TerminateIllegalWrapper): the
   offender gets -1, everybody else 0. Through `raw_env` it raises
   `domino_env.IllegalMoveError` naming the move, the seat and the legal moves.
+  Through either, an action that is not an integer (a bool, a float) raises ValueError
+  (NumPy integers are fine), and `step` before `reset` raises an error saying so. Once
+  every agent has been stepped out with `None`, a further `step(None)` only warns, as
+  PettingZoo's `OrderEnforcingWrapper` does.
 
 Terminations: every agent terminates when the episode ends. There are no truncations
 (every round is finite).
@@ -157,7 +161,9 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.env_logger import EnvLogger
 
+from .core import action_index
 from .game import EPISODES, Episode, Game
 from .reference import RoundResult
 from .render import render_image, render_text
@@ -173,7 +179,7 @@ def env(**kwargs: Any) -> AECEnv:
     """The AEC env with PettingZoo's usual wrappers (illegal move ends the episode, reward -1)."""
     wrapped: AECEnv = raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = _CheckedActions(wrapped)
     return wrappers.OrderEnforcingWrapper(wrapped)
 
 
@@ -239,6 +245,7 @@ class raw_env(AECEnv, EzPickle):
         self._no_actions = np.zeros(num_actions, dtype=np.int8)
         self.decisions = 0
         """Actions agents were asked for since the last reset (forced moves skipped are not counted)."""
+        self._has_reset = False
 
     # -- spaces ------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -255,6 +262,7 @@ class raw_env(AECEnv, EzPickle):
             self.game.reset(seed)
         else:
             self.game.reset_from_record(record, seed)
+        self._has_reset = True
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -268,12 +276,20 @@ class raw_env(AECEnv, EzPickle):
 
     def step(self, action: int | None) -> None:
         """The agent to move plays ``action``; forced draws, passes (and moves) follow."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        if not self.agents:  # every agent has been stepped out: what OrderEnforcingWrapper does
+            if action is not None:
+                raise ValueError(f"action {action!r}: the episode is over; call reset() to start another")
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"{agent} is to move and must give an action, not None")
+        action = action_index(action, self.rules.num_actions)
         end = self.game.step(action)  # raises IllegalMoveError before anything changes
         self.decisions += 1
         ends = ([] if end is None else [end]) + self._play_forced()
@@ -363,6 +379,26 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self) -> None:
         """Nothing to release: rendering opens no window."""
+
+
+class _CheckedActions(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's bounds assertion, after a clear ValueError for what is not an integer action.
+
+    ``Discrete.contains`` takes ``True`` for 1, and ``TerminateIllegalWrapper`` then
+    indexes the mask with it; a bool, float or string never reaches it here.
+    """
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if action is None and (self.terminations[agent] or self.truncations[agent]):
+            super().step(action)
+            return
+        num_actions = self.action_space(agent).n
+        index = action_index(action, num_actions)
+        assert 0 <= index < num_actions, (
+            f"action {index} is not in action space Discrete({num_actions}): actions are 0..{num_actions - 1}"
+        )
+        super().step(index)
 
 
 def _register() -> None:

@@ -6,7 +6,7 @@ A record is a dict (JSON object)::
      "hands": [["6-6", "3-3", ...], ["6-3", "3-1", ...]],
      "boneyard": ["0-0", ...],          # optional: draw order / tiles set aside
      "opener": 0,                       # optional: that seat opens with any tile
-     "scores": [0, 0],                  # optional: game scores before the round
+     "scores": [0, 0],                  # optional: game scores before the round (|score| <= 30000)
      "rules": {"target": 50},           # optional: Rules field overrides
      "moves": ["6-6", "6-3:right", "3-3", "3-1"]}
 
@@ -22,7 +22,7 @@ import difflib
 from typing import Any
 
 from .reference import Round
-from .rules import Rules
+from .rules import SCORE_LIMIT, Rules
 from .tiles import NUM_TILES, parse_tile, tile_name
 
 RECORD_KEYS = ("preset", "players", "hands", "boneyard", "opener", "scores", "rules", "moves")
@@ -130,6 +130,13 @@ def _scores(value: Any) -> list[int] | None:
         isinstance(value, list) and all(_is_int(s) for s in value),
         f"'scores' must be a list of whole numbers, got {value!r}",
     )
+    for side, score in enumerate(value):
+        # Negative scores are real (muggins' winner can score below zero); the bound keeps the
+        # int16 observations from overflowing (rules.SCORE_LIMIT).
+        _expect(
+            -SCORE_LIMIT <= score <= SCORE_LIMIT,
+            f"'scores'[{side}] must be {-SCORE_LIMIT} to {SCORE_LIMIT}, got {score}",
+        )
     return value
 
 

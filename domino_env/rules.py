@@ -39,6 +39,13 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 END_NAMES = ("left", "right", "up", "down")
 
+SCORE_LIMIT = 30_000
+"""Largest ``target``, and largest game score (either sign) a record may start from.
+
+Observations hold game scores as int16 (at most 32,767) and one round changes a
+score by under 2,000 points (fives included), so scores within this bound never
+overflow the observation, whatever happens in the round."""
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -86,7 +93,7 @@ class Rules:
     hands; opponents' rounded down to 5 minus own (muggins); opponents' rounded to
     the nearest 5 (all fives)."""
     target: int
-    """Game points to win."""
+    """Game points to win: 1 to ``SCORE_LIMIT`` (30,000; observations hold scores as int16)."""
     target_mid_round: bool
     """The game ends the moment a side reaches the target, even mid-round."""
 
@@ -215,7 +222,9 @@ def _validate(r: Rules) -> None:
     if r.blocked_tie == "blocker_loses" and not (r.teams or r.players == 2):
         fail("blocked_tie 'blocker_loses' needs teams or 2 players")
     if r.target < 1:
-        fail(f"target must be positive, got {r.target}")
+        fail(f"target must be positive (1 to {SCORE_LIMIT}), got {r.target}")
+    if r.target > SCORE_LIMIT:
+        fail(f"target must be 1 to {SCORE_LIMIT} (game scores are int16 in observations), got {r.target}")
 
 
 # -- presets (RULES.md section 3) ---------------------------------------------

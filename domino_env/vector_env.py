@@ -20,7 +20,10 @@ episode's info: ``action_mask`` (all zero), ``learner_seat``, ``outcome``
 ``"_final_info"`` flag the sub-environments concerned. Episodes never truncate.
 
 Every step's ``infos`` has ``action_mask`` (int8, (num_envs, num_actions)) and
-``learner_seat``; ``action_masks()`` gives the bool mask. Create it with::
+``learner_seat``; ``action_masks()`` gives the bool mask. ``step`` takes an integer
+array of shape (num_envs,) (ValueError otherwise; an illegal action raises
+``IllegalMoveError``), and raises RuntimeError before the first ``reset``; none of
+these errors changes any game. Create it with::
 
     envs = gymnasium.make_vec("domino_rl/Domino-v0", num_envs=4096,
                               vectorization_mode="vector_entry_point", preset="block")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from agents.arena import run_arena
@@ -59,7 +60,14 @@ def main(argv: list[str] | None = None) -> int:
 
             result = run_arena(config, progress)
     except ConfigError as error:
-        console.print(f"[red]config error:[/red] {error}")
+        console.print(f"[red]config error:[/red] {escape(str(error))}", soft_wrap=True)
+        return 2
+    except MemoryError:
+        console.print(
+            "[red]out of memory:[/red] lower deals, matches, batch or the search bots' "
+            "samples and rollouts (bots.pimc.samples)",
+            soft_wrap=True,
+        )
         return 2
     print_result(result, console)
     out = config.output

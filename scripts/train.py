@@ -10,7 +10,10 @@ deals seeded by (seed, update), then runs the PPO epochs. Fresh deals per update
 make a checkpoint at an update boundary the whole training state (weights,
 optimizer, RNG states), so a resumed run repeats an uninterrupted one exactly
 on CPU; the price is that the last unfinished round of each game in a rollout
-is bootstrapped from the value net instead of played on.
+is bootstrapped from the value net instead of played on. Evaluations run on
+their own random streams (on or off, they leave the training alone), and a kill
+at any point, mid-write or mid-evaluation, is completed by ``--resume``: see
+``_evaluate_and_record`` for the write order.
 
 Opponents (``opponents``, shares of the games): ``self`` games seat the learner at
 every seat; ``past`` games seat it at one seat against a snapshot of itself from
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shlex
 import signal
 import sys
 import time
@@ -72,14 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
     parser.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # unwind like Ctrl-C: logs flushed, checkpoints whole
+    signal.signal(signal.SIGTERM, _terminate)
     console = Console()
+    config = None
     try:
         config = load_train_config(args.config, args.overrides)
         stats = train(config, resume=args.resume, console=console)
     except (ConfigError, CheckpointError) as error:
         console.print(f"[red]error:[/red] {error}")
         return 2
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say how to go on, no traceback
+        signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
+        console.print(_how_to_resume(stop, config, args), markup=False, highlight=False, soft_wrap=True)
+        return 128 + signum
     console.print(
         f"{config.name}: {stats['update']:.0f} updates, {stats['global_step']:,.0f} env steps, "
         f"{stats['SPS']:,.0f} steps/s; checkpoints in {config.run_dir / 'checkpoints'}"
@@ -87,8 +96,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt: it unwinds like Ctrl-C (logs flushed, checkpoints whole)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _how_to_resume(stop: KeyboardInterrupt, config: TrainConfig | None, args: argparse.Namespace) -> str:
+    """One line: where the last checkpoint is and the command that continues from it."""
+    what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
+    command = ["python", os.path.relpath(__file__), args.config, *args.overrides]
+    existing = sorted((config.run_dir / "checkpoints").glob("update_*.pt")) if config else []
+    if not existing:
+        return f"{what} before the first checkpoint; start again with: {shlex.join(command)}"
+    return f"{what}: last checkpoint {existing[-1]}; continue with: {shlex.join([*command, '--resume'])}"
 
 
 def train(config: TrainConfig, resume: bool = False, console: Console | None = None) -> dict[str, float]:
@@ -110,11 +133,12 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
     update, global_step, best_score = 0, 0, float("-inf")
     snapshots = [_weights(model)]  # the pool the "past" opponent draws from
+    pending = None  # the last checkpoint, when a kill cut its evaluation short: evaluated first
     existing = sorted(checkpoints.glob("update_*.pt"))
     if resume:
         if not existing:
             raise CheckpointError(f"--resume: no checkpoint in {checkpoints}")
-        payload = load_checkpoint(existing[-1])
+        payload = _recover(existing[-1], checkpoints / "best.pt")
         _check_resumable(payload["config"], config, existing[-1])
         try:
             model.load_state_dict(payload["model"])
@@ -124,12 +148,17 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
         restore_rng(payload["rng"], rng)
         update, global_step, best_score = payload["update"], payload["global_step"], payload["best_score"]
         snapshots = payload["snapshots"]
+        if payload.get("eval_due") and payload.get("eval_score") is None:
+            pending = payload
         console.print(f"resumed from {existing[-1]} (update {update})")
     elif existing:
         raise ConfigError(f"{checkpoints} already holds checkpoints: pass --resume, or choose another name")
+    for partial in checkpoints.glob(".*.pt.*.tmp"):  # what a kill during save_checkpoint left
+        partial.unlink()
 
-    # A context manager: an interrupted run (Ctrl-C, SIGTERM) still flushes what it logged.
-    writer = SummaryWriter(str(config.run_dir), purge_step=global_step if resume else None)
+    # A context manager: an interrupted run (Ctrl-C, SIGTERM) still flushes what it logged. Resuming
+    # drops what was logged after the checkpoint's update (step >= purge_step), to be logged again.
+    writer = SummaryWriter(str(config.run_dir), purge_step=global_step + 1 if resume else None)
     writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
     stats: dict[str, float] = {}
@@ -144,6 +173,8 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     progress = Progress(*columns, TimeRemainingColumn(), console=console, disable=not config.progress)
     with writer, progress as bar:
         task = bar.add_task(f"train {config.name}", total=config.total_updates, completed=update, info="")
+        if pending:
+            best_score = _evaluate_and_record(existing[-1], pending, rng, config, writer, console)
         while update < config.total_updates:
             # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
             play = SelfPlay(
@@ -188,15 +219,12 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
             if evaluate or last or update % config.checkpoint.every == 0:
                 path = checkpoints / f"update_{update:06d}.pt"
                 payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
+                payload["eval_due"] = evaluate
                 save_checkpoint(path, payload)
                 _prune(checkpoints, config.checkpoint.keep)
                 if evaluate:
-                    score = _evaluate(path, config, writer, global_step, console)
-                    stats["eval_score"] = score
-                    if score > best_score:
-                        best_score = payload["best_score"] = score
-                        save_checkpoint(path, payload)
-                        save_checkpoint(checkpoints / "best.pt", payload)
+                    best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
+                    stats["eval_score"] = payload["eval_score"]
     stats["update"], stats["global_step"], stats["SPS"] = update, global_step, sps
     return stats
 
@@ -221,6 +249,8 @@ def _payload(
         "best_score": best_score,
         "rng": capture_rng(rng),
         "snapshots": snapshots,
+        "eval_due": False,  # whether this update is evaluated...
+        "eval_score": None,  # ...and its score once it was (see _evaluate_and_record)
     }
 
 
@@ -233,6 +263,60 @@ def _prune(folder: Path, keep: int) -> None:
     """Delete all but the ``keep`` most recent ``update_*.pt`` (best.pt is a separate file)."""
     for old in sorted(folder.glob("update_*.pt"))[:-keep]:
         old.unlink()
+
+
+def _evaluate_and_record(
+    path: Path,
+    payload: dict[str, Any],
+    rng: np.random.Generator,
+    config: TrainConfig,
+    writer: SummaryWriter,
+    console: Console,
+) -> float:
+    """Evaluate checkpoint ``path`` (saved from ``payload``), keep it as best.pt if it is the best so far,
+    record its score in it; returns the best score so far.
+
+    The write order makes any kill recoverable by ``_recover``:
+
+    1. ``update_N.pt`` is saved with ``eval_due`` and no ``eval_score`` (before this is called);
+    2. the arena plays it (scalars logged and flushed);
+    3. if it beats the best score, it is saved as ``best.pt``, its score as ``best_score``;
+    4. ``update_N.pt`` is saved again with its ``eval_score`` (and the new ``best_score``).
+
+    Invariant: best.pt is written before any checkpoint records its score, so best.pt's ``best_score``
+    is the best score so far (the resume takes it from there, not from ``update_N.pt``). A kill before 3
+    leaves the evaluation pending and best.pt the one it played: the resume evaluates it again. A kill
+    between 3 and 4 leaves best.pt holding update N and its score: the resume takes the record from it.
+    """
+    # The arena draws from torch's global RNG (it builds networks): training gets its streams back
+    # untouched, so that the checkpoint's RNG states are where the run goes on from, evaluations or not.
+    saved = capture_rng(rng)
+    payload["eval_score"] = _evaluate(path, config, writer, payload["global_step"], console)
+    restore_rng(saved, rng)
+    writer.flush()
+    if payload["eval_score"] > payload["best_score"]:
+        payload["best_score"] = payload["eval_score"]
+        save_checkpoint(path.parent / "best.pt", payload)
+    save_checkpoint(path, payload)
+    return payload["best_score"]
+
+
+def _recover(last: Path, best: Path) -> dict[str, Any]:
+    """The payload of checkpoint ``last``, its ``best_score`` taken from ``best`` (see _evaluate_and_record).
+
+    If ``best`` is the very same update with its evaluation recorded (a kill came between writing it and
+    recording the score in ``last``), that record is completed from it.
+    """
+    payload = load_checkpoint(last)
+    if not best.exists():
+        payload["best_score"] = float("-inf")
+        return payload
+    kept = load_checkpoint(best)
+    if kept["update"] == payload["update"] and payload.get("eval_score") is None:
+        save_checkpoint(last, kept)
+        return kept
+    payload["best_score"] = kept["best_score"]
+    return payload
 
 
 def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
