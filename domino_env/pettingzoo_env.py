@@ -338,7 +338,15 @@ class raw_env(AECEnv, EzPickle):
             for seat in seats:
                 self.rewards[self.possible_agents[seat]] += 1.0 if side == winner else -1.0
 
+    def last(self, observe: bool = True) -> tuple:
+        """PettingZoo's ``last``, with a clear error before the first ``reset``."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before last()")
+        return super().last(observe)
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
         seat = self._seat[agent]
         to_move = not self.game.over and seat == self.game.to_play
         mask = self.game.legal_mask() if to_move else self._no_actions.copy()

@@ -24,7 +24,7 @@ import numpy as np
 from .actions import decode, encode
 from .errors import IllegalMoveError
 from .observation import observation_fields, observation_size
-from .rules import END_NAMES, Rules, winner_points
+from .rules import END_NAMES, SCORE_LIMIT, Rules, winner_points
 from .tiles import (
     IS_DOUBLE,
     NUM_NUMBERS,
@@ -209,6 +209,8 @@ class Round:
             raise ValueError(
                 f"scores has {len(scores)} entries; {self.rules.name} needs one per {kind} ({sides})"
             )
+        if any(abs(s) > SCORE_LIMIT for s in scores):
+            raise ValueError(f"scores must be within -{SCORE_LIMIT}..{SCORE_LIMIT}, got {scores}")
         return scores
 
     def _choose_opener(self, opener: int | None) -> tuple[int, int | None]:

@@ -49,6 +49,7 @@ import numpy as np
 import torch
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from torch.utils.tensorboard import SummaryWriter
 
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load_train_config(args.config, args.overrides)
         stats = train(config, resume=args.resume, console=console)
     except (ConfigError, CheckpointError) as error:
-        console.print(f"[red]error:[/red] {error}")
+        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
         return 2
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say how to go on, no traceback
         signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT

@@ -256,8 +256,19 @@ def test_raw_env_step_before_reset_says_so() -> None:
     game = raw_env()
     with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
         game.step(0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before last\(\)"):
+        game.last()
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before observe\(\)"):
+        game.observe("player_0")
     game.reset(seed=0)
     game.step(game.move_to_action(game.game.legal_moves()[0]))
+
+
+def test_game_reset_refuses_scores_out_of_range() -> None:
+    game = Game(Rules.preset("block", 2))
+    with pytest.raises(ValueError, match="scores must be within"):
+        game.reset(deal=list(range(28)), opener=0, scores=[SCORE_LIMIT + 1, 0])
+    game.reset(deal=list(range(28)), opener=0, scores=[SCORE_LIMIT, 0])
 
 
 def play_out(game: Any) -> None:
