@@ -4,8 +4,9 @@
 one legal move it deals the hidden tiles ``samples`` times consistently with
 the public information (``sampler.determinise``), shuffles the draw pile, and
 plays every legal move on every sample followed by ``rollouts`` playouts of a
-fast bot (``strong`` by default; with ``epsilon`` > 0 it plays a random legal
-move that often, which makes repeated rollouts differ). All these games run in
+fast bot (``strong`` by default, or a trained network given by its checkpoint
+path; with ``epsilon`` > 0 it plays a random legal move that often, which makes
+repeated rollouts differ). All these games run in
 one ``DominoCore`` batch, started at the observed position (``positions``).
 A move's value is the mean over its playouts of the points our side scores from
 the position on minus the mean over sides, plus ``prior`` x ``strong``'s score of
@@ -27,7 +28,7 @@ import numpy as np
 
 from domino_env.core import DominoCore
 from domino_env.deals import random_deals
-from domino_env.policies import sample_legal
+from domino_env.policies import Policy, sample_legal
 from domino_env.rules import Rules
 
 from . import bots
@@ -43,6 +44,23 @@ def default_samples(rules: Rules) -> int:
     scoring to the end of the round) would otherwise pass 20 ms per move one game at a time.
     Both budgets beat ``strong`` on 2,000 duplicate deals (README, Benchmarking)."""
     return 12 if rules.fives else 24
+
+
+def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
+    """The playout policy: a fast bot by name, or a trained network by checkpoint path (greedy).
+
+    A network that plays better than ``strong`` makes better playouts: the search's
+    values are only as good as the play it assumes after the move (README, Benchmarking).
+    """
+    if spec in ROLLOUT_BOTS:
+        return ROLLOUT_BOTS[spec](rules, seed=seed)
+    if not spec.endswith(".pt"):
+        raise ValueError(
+            f"rollout_bot must be one of {', '.join(ROLLOUT_BOTS)} or a .pt checkpoint, got {spec!r}"
+        )
+    from .policy import load_policy  # here, not at the top: agents.policy registers this module's bots
+
+    return load_policy(spec, rules, seed=seed)
 
 
 class PimcBot:
@@ -65,14 +83,12 @@ class PimcBot:
             samples = default_samples(rules)
         if samples < 1 or rollouts < 1:
             raise ValueError(f"samples and rollouts must be >= 1, got {samples} and {rollouts}")
-        if rollout_bot not in ROLLOUT_BOTS:
-            raise ValueError(f"rollout_bot must be one of {', '.join(ROLLOUT_BOTS)}, got {rollout_bot!r}")
         self.rules = rules
         self.rng = np.random.default_rng(seed)
         self.samples, self.rollouts, self.epsilon, self.max_games = samples, rollouts, epsilon, max_games
         self.prior = bots.StrongBot(rules) if prior else None
         self.prior_weight = prior
-        self.rollout_bot = ROLLOUT_BOTS[rollout_bot](rules, seed=seed)
+        self.rollout_bot = rollout_policy(rollout_bot, rules, seed)
         self._dummy_deal = random_deals(rules, 1, self.rng)
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -89,8 +105,30 @@ class PimcBot:
         r, s = found.rest.shape
         return found.hands, pile_order(found.rest.reshape(-1), self.rng).reshape(r, s, -1)
 
+    def move_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(B, A) float64: every legal move's search value (what ``__call__`` maximises), NaN elsewhere.
+
+        Every row is searched, forced moves included: the values are a teacher's
+        soft targets (``agents.distill``), richer than its argmax.
+        """
+        rows = np.arange(len(obs))
+        hands, orders = self.positions(obs, rows)
+        row, action = np.nonzero(mask)
+        values = np.full(mask.shape, np.nan)
+        values[row, action] = self.values(obs, mask, hands, orders)
+        return values
+
     def search(self, obs: np.ndarray, mask: np.ndarray, hands: np.ndarray, orders: np.ndarray) -> np.ndarray:
         """Best legal move per row by mean playout value over the rows' determinisations."""
+        row, action = np.nonzero(mask)
+        value = self.values(obs, mask, hands, orders)
+        starts = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(mask)))[:-1]])
+        top = np.maximum.reduceat(value, starts)
+        index = np.where(value >= top[row], np.arange(len(value)), len(value))
+        return action[np.minimum.reduceat(index, starts)]
+
+    def values(self, obs: np.ndarray, mask: np.ndarray, hands: np.ndarray, orders: np.ndarray) -> np.ndarray:
+        """Value of each legal move, in ``np.nonzero(mask)`` order: mean playout points plus the prior."""
         row, action = np.nonzero(mask)
         samples, per_move = hands.shape[1], hands.shape[1] * self.rollouts
         value = np.zeros(len(action))
@@ -106,10 +144,7 @@ class PimcBot:
             value[moves] = outcome.reshape(len(moves), per_move).mean(axis=1)
         if self.prior is not None:
             value = value + self.prior_weight * self.prior.score(Moves(Board(self.rules, obs), mask))
-        starts = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(mask)))[:-1]])
-        top = np.maximum.reduceat(value, starts)
-        index = np.where(value >= top[row], np.arange(len(value)), len(value))
-        return action[np.minimum.reduceat(index, starts)]
+        return value
 
     def _playouts(
         self, obs: np.ndarray, hands: np.ndarray, orders: np.ndarray, first: np.ndarray

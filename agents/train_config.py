@@ -33,6 +33,7 @@ from .config import (
     Number,
     TopLevelConfig,
     build_rules,
+    check_bot_options,
     check_plain_name,
     read_raw,
     unknown_name,
@@ -131,6 +132,28 @@ class SnapshotConfig(ConfigModel):
     """Most recent snapshots in the pool; each update's ``past`` games face one drawn uniformly from it."""
 
 
+class DistillConfig(ConfigModel):
+    """Distillation from the search teacher before PPO (``distill``; ``agents.distill``)."""
+
+    rounds: int = Field(0, ge=0, le=100)
+    """Expert-iteration rounds before the first PPO update (0: none). Round 0 labels positions
+    from ``strong``'s play, later rounds from the network's own (sampled) play."""
+    positions: int = Field(50_000, ge=1, le=2_000_000)
+    """Positions (decisions with a choice) the teacher labels per round."""
+    epochs: int = Field(8, ge=1, le=1000)
+    """Passes over all the positions labelled so far, after each round."""
+    batch: int = Field(1024, ge=1, le=65536)
+    """Positions per minibatch."""
+    lr: Number = Field(1e-3, gt=0, le=1)
+    """Adam learning rate of the distillation (PPO then starts its own optimizer at ``ppo.lr``)."""
+    temperature: Number = Field(0.5, gt=0, le=1000)
+    """In points: the target is softmax(teacher's move values / temperature) over the legal moves."""
+    games: int = Field(1024, ge=1, le=65536)
+    """Games played side by side to collect positions."""
+    teacher: dict[str, Any] = Field(default_factory=dict)
+    """Options of the ``pimc`` teacher (``samples``, ``rollout_bot``: a bot name or a checkpoint...)."""
+
+
 class TrainConfig(TopLevelConfig):
     """A training run (``scripts/train.py``)."""
 
@@ -166,6 +189,8 @@ class TrainConfig(TopLevelConfig):
     """Table steps per update; each update plays them from fresh deals (see scripts/train.py)."""
     opponents: dict[str, Share] = Field(default_factory=lambda: {SELF: 1.0})
     """Share of the games per opponent: ``self`` (the learner at every seat), ``past`` or a bot name."""
+    bots: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Constructor options per bot name, for the opponents and eval opponents (``pimc: {samples: 12}``)."""
     model: ModelConfig = Field(default_factory=ModelConfig)
     """The network."""
     ppo: PPOConfig = Field(default_factory=PPOConfig)
@@ -176,6 +201,8 @@ class TrainConfig(TopLevelConfig):
     """Checkpoint writing and pruning."""
     snapshots: SnapshotConfig = Field(default_factory=SnapshotConfig)
     """The pool of past learners (the ``past`` opponent)."""
+    distill: DistillConfig = Field(default_factory=DistillConfig)
+    """Distillation from the ``pimc`` search before PPO (off unless ``distill.rounds`` > 0)."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -209,6 +236,11 @@ class TrainConfig(TopLevelConfig):
                 raise ConfigError(unknown_name(f"eval.opponents[{index}]", name, BOT_NAMES))
         if len(set(self.eval.opponents)) != len(self.eval.opponents):
             raise ConfigError(f"eval.opponents lists a bot twice: {self.eval.opponents}")
+        for name, options in self.bots.items():
+            if name not in BOT_NAMES:
+                raise ConfigError(unknown_name(f"bots.{name}", name, BOT_NAMES))
+            check_bot_options(f"bots.{name}", name, options)
+        check_bot_options("distill.teacher", "pimc", self.distill.teacher)
         if self.eval.every > 0 and not self.eval.opponents:
             raise ConfigError(
                 f"eval.opponents needs at least one bot when eval.every > 0 (or set eval.every=0), "

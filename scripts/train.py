@@ -34,6 +34,8 @@ arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.p
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import random
 import shlex
@@ -64,10 +66,26 @@ from agents.checkpoint import (
     save_checkpoint,
 )
 from agents.config import ArenaConfig, ConfigError
+from agents.distill import (
+    Labelled,
+    collect_positions,
+    distill_epochs,
+    label_positions,
+    load_labels,
+    save_labels,
+)
 from agents.network import ActorCritic, resolve_device
 from agents.policy import make_bot
 from agents.ppo import Opponents, collect_rollout, compute_advantages, ppo_update
-from agents.train_config import PAST, RESUMABLE_CHANGES, SELF, TrainConfig, load_train_config
+from agents.train_config import (
+    PAST,
+    RESUMABLE_CHANGES,
+    SELF,
+    TrainConfig,
+    load_train_config,
+    parse_train_config,
+)
+from domino_env.rules import Rules
 from domino_env.selfplay import SelfPlay
 
 
@@ -176,13 +194,26 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
         task = bar.add_task(f"train {config.name}", total=config.total_updates, completed=update, info="")
         if pending:
             best_score = _evaluate_and_record(existing[-1], pending, rng, config, writer, console)
+        if config.distill.rounds and not resume:
+            # 0. Distillation: the network learns the search teacher's values of every legal move
+            #    (agents/distill.py); it is checkpointed and evaluated as update 0, then PPO takes over.
+            _distill(model, config, rules, device, rng, writer, bar)
+            snapshots = [_weights(model)]
+            path = checkpoints / "update_000000.pt"
+            payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
+            payload["eval_due"] = config.eval.every > 0
+            save_checkpoint(path, payload)
+            if payload["eval_due"]:
+                best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
         while update < config.total_updates:
             # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
             play = SelfPlay(
                 rules, config.num_games, config.episode, seed=np.random.default_rng([config.seed, update])
             )
             update_seed = config.seed * 1_000_003 + update
-            policies = {name: make_bot(name, rules, seed=update_seed) for name in bots}
+            policies = {
+                name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
+            }
             if PAST in config.opponents:
                 past = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
                 past.load_state_dict(snapshots[rng.integers(len(snapshots))])
@@ -320,6 +351,67 @@ def _recover(last: Path, best: Path) -> dict[str, Any]:
     return payload
 
 
+def _distill(
+    model: ActorCritic,
+    config: TrainConfig,
+    rules: Rules,
+    device: torch.device,
+    rng: np.random.Generator,
+    writer: SummaryWriter,
+    bar: Progress,
+) -> None:
+    """``distill.rounds`` rounds of expert iteration (agents/distill.py): label positions with the teacher,
+    then train on every position labelled so far.
+
+    Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
+    (DAgger: the labels cover the states the network reaches). Each round's labels are cached in
+    ``<run>/teacher/`` under a key of everything they depend on, so a run killed here and started
+    again skips the search it has done; every round has its own seeds, cached or not.
+    """
+    settings = config.distill
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, eps=1e-5)
+    labelled: list[Labelled] = []
+    for round_ in range(settings.rounds):
+        seed = config.seed * 1_000_003 + round_
+        cache = config.run_dir / "teacher" / f"round_{round_:03d}.npz"
+        source = [config.preset, config.players, config.rules, config.seed, round_, settings.positions]
+        key = json.dumps([*source, settings.games, settings.teacher]) + (_digest(model) if round_ else "")
+        data = load_labels(cache, key)
+        if data is None:
+            if round_ == 0:
+                behaviour = make_bot("strong", rules, seed)
+            else:
+                generator = torch.Generator(device=device).manual_seed(seed)
+                behaviour = NetworkPolicy("learner", model, greedy=False, generator=generator)
+            obs, mask = collect_positions(rules, behaviour, settings.positions, settings.games, seed)
+            teacher = make_bot("pimc", rules, seed, **settings.teacher)
+            task = bar.add_task(f"teacher round {round_}", total=len(obs), info="positions labelled")
+            data = label_positions(
+                teacher, obs, mask, progress=lambda done, task=task: bar.update(task, completed=done)
+            )
+            save_labels(cache, key, data)
+        labelled.append(data)
+        stats = distill_epochs(
+            model, optimizer, Labelled.concat(labelled), settings.epochs, settings.batch,
+            settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
+            rng, device,
+        )  # fmt: skip
+        for name, value in stats.items():
+            writer.add_scalar(f"distill/{name}", value, round_)
+        bar.console.print(
+            f"distill round {round_}: {len(labelled) * settings.positions:,} positions, agreement with the "
+            f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
+        )
+
+
+def _digest(model: ActorCritic) -> str:
+    """A short fingerprint of the weights (the behaviour of rounds after the first)."""
+    hasher = hashlib.sha256()
+    for tensor in model.state_dict().values():
+        hasher.update(tensor.detach().cpu().numpy().tobytes())
+    return hasher.hexdigest()[:16]
+
+
 def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
     """Greedy policy at ``path`` vs each eval opponent and the best checkpoint so far, on duplicate deals.
 
@@ -336,6 +428,7 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
         deals=config.eval.deals,
         matches=0,
         seed=config.eval.seed,
+        bots={name: options for name, options in config.bots.items() if name in config.eval.opponents},
         progress=False,
     )
     result = run_arena(arena)
@@ -353,6 +446,7 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
 def _check_resumable(saved: dict[str, Any], config: TrainConfig, path: Path) -> None:
     """Resuming with other rules, net or PPO settings would silently train something else: refuse it."""
     current = config.to_dict()
+    saved = parse_train_config(saved).to_dict()  # keys added since the checkpoint take their defaults
     changed = sorted(k for k in current if k not in RESUMABLE_CHANGES and saved.get(k) != current[k])
     if changed:
         detail = "; ".join(f"{k}: {saved.get(k)!r} -> {current[k]!r}" for k in changed)

@@ -1,0 +1,177 @@
+"""Distillation from the search teacher: the teacher's move values, the positions, and the loss."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from agents.arena import run_arena
+from agents.config import ArenaConfig, ConfigError
+from agents.distill import (
+    Labelled,
+    collect_positions,
+    distill_epochs,
+    distill_loss,
+    label_positions,
+    load_labels,
+    save_labels,
+)
+from agents.network import ActorCritic
+from agents.policy import make_bot
+from agents.search import PimcBot
+from agents.train_config import parse_train_config
+from domino_env import DominoCore, Rules
+
+
+def choice_positions(rules: Rules, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    return collect_positions(rules, make_bot("strong", rules, seed=seed), count, num_games=64, seed=seed)
+
+
+@pytest.mark.parametrize(("name", "players"), [("block", 2), ("all_fives", 2), ("partnership", 4)])
+def test_move_values_are_the_search_pimc_plays(name: str, players: int) -> None:
+    rules = Rules.preset(name, players)
+    obs, mask = choice_positions(rules, 40, seed=3)
+    assert (mask.sum(axis=1) > 1).all()
+    values = PimcBot(rules, seed=5, samples=4).move_values(obs, mask)
+    assert np.isfinite(values[mask]).all() and np.isnan(values[~mask]).all()
+    # Same seed, same determinisations (every row has a choice): pimc plays the best-valued move.
+    played = PimcBot(rules, seed=5, samples=4)(obs, mask)
+    np.testing.assert_array_equal(played, np.nanargmax(values, axis=1))
+
+
+def test_positions_are_seeded_and_have_a_choice() -> None:
+    rules = Rules.preset("draw", 2)
+    obs, mask = choice_positions(rules, 100, seed=1)
+    assert obs.shape == (100, DominoCore(rules, 1).obs_size) and mask.shape == (100, rules.num_actions)
+    assert (mask.sum(axis=1) > 1).all()
+    again = choice_positions(rules, 100, seed=1)
+    np.testing.assert_array_equal(obs, again[0])
+    assert not np.array_equal(obs, choice_positions(rules, 100, seed=2)[0])
+
+
+def test_distillation_learns_the_teachers_ranking() -> None:
+    """On a small labelled set the network comes to play the teacher's best move and to predict its value."""
+    rules = Rules.preset("block", 2)
+    obs, mask = choice_positions(rules, 256, seed=6)
+    data = label_positions(PimcBot(rules, seed=1, samples=4), obs, mask)
+    torch.manual_seed(0)
+    model = ActorCritic(rules, (64,), move_features=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    rng = np.random.default_rng(0)
+    common = dict(temperature=0.25, value_scale=0.05, vf_coef=0.5, max_grad_norm=1.0, rng=rng)
+    before = distill_epochs(model, optimizer, data, 1, 64, device=torch.device("cpu"), **common)
+    after = distill_epochs(model, optimizer, data, 60, 64, device=torch.device("cpu"), **common)
+    assert after["policy"] < before["policy"] and after["value"] < before["value"]
+    assert after["agreement"] > max(0.8, before["agreement"] + 0.2) and after["regret"] < before["regret"]
+
+
+def test_loss_is_the_cross_entropy_to_the_soft_targets() -> None:
+    rules = Rules.preset("block", 2)
+    obs, mask = choice_positions(rules, 16, seed=2)
+    values = np.where(mask, np.random.default_rng(0).normal(size=mask.shape) * 3, np.nan).astype(np.float32)
+    model = ActorCritic(rules, (32,), move_features=True)
+    o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+    v = torch.from_numpy(np.nan_to_num(values))
+    policy_loss, value_loss, _ = distill_loss(
+        model, model.encoder(o), m, model.move_inputs(o, m), v, 2.0, 0.1
+    )
+    logits, predicted = model(o, m)
+    target = torch.where(m, v / 2.0, torch.full_like(v, -torch.inf)).softmax(1)
+    expected = -(target * logits.log_softmax(1)).sum(1).mean()
+    torch.testing.assert_close(policy_loss, expected)
+    best = torch.from_numpy(np.nanmax(values, axis=1))
+    torch.testing.assert_close(value_loss, 0.5 * ((predicted - 0.1 * best) ** 2).mean())
+    assert Labelled.concat([Labelled(obs, mask, values)] * 2).values.shape == (32, rules.num_actions)
+
+
+# -- the training path: scripts/train.py with ``distill`` -------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
+train_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(train_script)
+
+DISTILL = {
+    "preset": "block",
+    "players": 2,
+    "num_games": 32,
+    "rollout_steps": 8,
+    "total_updates": 2,
+    "model": {"hidden": [32]},
+    "opponents": {"self": 0.5, "pimc": 0.5},
+    "bots": {"pimc": {"samples": 2}},
+    "eval": {"every": 1, "deals": 16, "opponents": ["pimc"]},
+    "checkpoint": {"every": 1, "keep": 5},
+    "distill": {"rounds": 2, "positions": 96, "epochs": 2, "batch": 32, "teacher": {"samples": 2}},
+    "progress": False,
+}
+
+
+def distill_config(tmp_path: Path, name: str, **changes) -> object:
+    return parse_train_config({**DISTILL, "output_dir": str(tmp_path), "name": name, **changes})
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return torch.load(path, weights_only=True)["model"]
+
+
+def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None:
+    config = distill_config(tmp_path, "a")
+    train_script.train(config)
+    checkpoints = config.run_dir / "checkpoints"
+    distilled = torch.load(checkpoints / "update_000000.pt", weights_only=True)
+    assert distilled["update"] == 0 and distilled["eval_score"] is not None  # evaluated as update 0
+    assert sorted(p.name for p in (config.run_dir / "teacher").iterdir()) == [
+        "round_000.npz",
+        "round_001.npz",
+    ]
+    scalars = EventAccumulator(str(config.run_dir)).Reload().Tags()["scalars"]
+    assert {"distill/agreement", "distill/regret", "eval/diff_vs_pimc"} <= set(scalars)
+    # The distilled network differs from a fresh one, and PPO moved on from it.
+    fresh = ActorCritic(Rules.preset("block", 2), (32,))
+    assert any(not torch.equal(v, fresh.state_dict()[k]) for k, v in distilled["model"].items())
+    final = weights(checkpoints / "update_000002.pt")
+    assert any(not torch.equal(final[k], distilled["model"][k]) for k in final)
+    # Seeded: a second run repeats it, and so does a run that finds the first one's labels cached
+    # (a run killed during distillation and started again).
+    again = distill_config(tmp_path, "b")
+    train_script.train(again)
+    cached = distill_config(tmp_path, "c")
+    shutil.copytree(config.run_dir / "teacher", cached.run_dir / "teacher")
+    train_script.train(cached)
+    for run in (again, cached):
+        other = weights(run.run_dir / "checkpoints" / "update_000002.pt")
+        assert all(torch.equal(final[k], other[k]) for k in final)
+    # The checkpoints play in the arena.
+    result = run_arena(
+        ArenaConfig(
+            preset="block", players=2, policies=[str(checkpoints / "best.pt"), "strong"],
+            format="head_to_head", deals=8, matches=0, progress=False,
+            output={"json": False, "csv": False, "plot": False},
+        )
+    )  # fmt: skip
+    assert result.pairs[0].deals == 8
+
+
+def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
+    data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
+    path = tmp_path / "round_000.npz"
+    save_labels(path, "key-a", data)
+    assert load_labels(path, "key-a") is not None
+    assert load_labels(path, "key-b") is None
+    path.write_bytes(b"not an npz")
+    assert load_labels(path, "key-a") is None
+
+
+def test_distillation_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match=r"distill\.temperature"):
+        parse_train_config({"distill": {"temperature": 0}})
+    with pytest.raises(ConfigError, match=r"distill\.teacher\.samples"):
+        parse_train_config({"distill": {"teacher": {"samples": 0}}})
+    with pytest.raises(ConfigError, match="did you mean 'pimc'"):
+        parse_train_config({"bots": {"pimcc": {}}})
