@@ -124,7 +124,8 @@ def _build_policies(config: ArenaConfig, rules: Rules) -> list[Bot]:
     policies = []
     for index, spec in enumerate(config.policies):
         try:
-            policies.append(load_policy(spec, rules, seed=config.seed + index, **config.bots.get(spec, {})))
+            bot, options = config.policy_options(spec)
+            policies.append(load_policy(bot, rules, seed=config.seed + index, **options))
         except (TypeError, ValueError) as error:
             raise ConfigError(f"{spec}: {error}") from None
     return policies

@@ -186,7 +186,9 @@ class ArenaConfig(TopLevelConfig):
     batch: int = Field(16384, ge=1, le=BATCH_MAX)
     """Games stepped together in one core."""
     bots: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Constructor options per policy name (``pimc: {samples: 16}``)."""
+    """Constructor options per policy name (``pimc: {samples: 16}``). With a ``bot`` key the
+    policy name is a variant of that bot, so two settings of one bot can meet
+    (``pimc_net: {bot: pimc, rollout_bot: checkpoints/block-2p.pt}``)."""
     progress: bool = True
     """Show progress bars."""
     output: OutputConfig = Field(default_factory=OutputConfig)
@@ -201,12 +203,20 @@ class ArenaConfig(TopLevelConfig):
         unknown = [name for name in self.bots if name not in self.policies]
         if unknown:
             raise ConfigError(unknown_key(f"bots.{unknown[0]}", unknown[0], self.policies, "policies"))
-        for name, options in self.bots.items():
-            check_bot_options(f"bots.{name}", name, options)
+        for name in self.bots:
+            bot, options = self.policy_options(name)
+            if bot != name and bot not in BOT_NAMES:
+                raise ConfigError(unknown_name(f"bots.{name}.bot", bot, BOT_NAMES))
+            check_bot_options(f"bots.{name}", bot, options)
         return self
 
     def build_rules(self) -> Rules:
         return build_rules(self.preset, self.players, self.rules)
+
+    def policy_options(self, spec: str) -> tuple[str, dict[str, Any]]:
+        """(bot name or checkpoint path, constructor options) of the policy listed as ``spec``."""
+        options = dict(self.bots.get(spec, {}))
+        return options.pop("bot", spec), options
 
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> ArenaConfig:
@@ -254,10 +264,10 @@ def parse_config(raw: dict[str, Any]) -> ArenaConfig:
     config = ArenaConfig.parse(raw)
     rules = config.build_rules()
     for spec in config.policies:
-        options = config.bots.get(spec, {})
-        key = f"bots.{spec}" if options and spec in BOT_NAMES else "policies"
+        bot, options = config.policy_options(spec)
+        key = f"bots.{spec}" if options and bot in BOT_NAMES else "policies"
         try:
-            load_policy(spec, rules, seed=config.seed, **options)
+            load_policy(bot, rules, seed=config.seed, **options)
         except TypeError as error:  # an unknown or mistyped option
             raise ConfigError(f"bots.{spec}: {_one_line(error)}") from None
         except (ValueError, OverflowError, OSError) as error:

@@ -15,11 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agents.arena import run_arena
+from agents.config import ArenaConfig, ConfigError, parse_config
 from agents.duplicate import staggered_core
 from agents.features import ALLOWED, Board, pack_tiles, unpack_tiles
 from agents.policy import make_bot
 from agents.positions import load_positions
 from agents.sampler import determinise
+from agents.search import PimcBot
 from domino_env import DominoCore, Rules
 from domino_env.deals import random_deals
 from domino_env.rules import all_configurations
@@ -148,3 +151,23 @@ def test_omniscient_needs_the_core_revealed() -> None:
         bot(core.observe(), mask)
     bot.reveal(core, np.arange(8))
     assert mask[np.arange(8), bot(core.observe(), mask)].all()
+
+
+def test_pimc_plays_out_with_a_network_and_meets_itself_as_a_variant() -> None:
+    """``rollout_bot`` takes a checkpoint; an arena ``bots`` entry with ``bot:`` names a variant."""
+    rules = Rules.preset("block", 2)
+    net = PimcBot(rules, seed=0, samples=2, rollout_bot="checkpoints/block-2p.pt")
+    assert type(net.rollout_bot).__name__ == "CheckpointPolicy"
+    with pytest.raises(ValueError, match="rollout_bot must be one of"):
+        PimcBot(rules, rollout_bot="strongest")
+    config = ArenaConfig(
+        policies=["pimc_net", "pimc"],
+        bots={"pimc_net": {"bot": "pimc", "samples": 2, "rollout_bot": "checkpoints/block-2p.pt"},
+              "pimc": {"samples": 2}},
+        format="head_to_head", deals=6, matches=0, progress=False,
+        output={"json": False, "csv": False, "plot": False},
+    )  # fmt: skip
+    result = run_arena(config)
+    assert [p.name for p in result.policies] == ["pimc_net", "pimc"] and result.pairs[0].deals == 6
+    with pytest.raises(ConfigError, match=r"bots\.pimc_net\.bot: unknown bot 'pimcc'"):
+        parse_config({"policies": ["pimc_net", "pimc"], "bots": {"pimc_net": {"bot": "pimcc"}}})
