@@ -398,17 +398,25 @@ class NetworkPolicy:
 
 
 class CheckpointPolicy(NetworkPolicy):
-    """A checkpoint's network as a bot (greedy by default; see the module docstring)."""
+    """A checkpoint's network as a bot (greedy by default; see the module docstring).
+
+    ``rules``: None plays the rules the checkpoint was trained on; given, they are checked against them.
+    """
 
     def __init__(
-        self, path: str | Path, rules: Rules, seed: int = 0, greedy: bool = True, device: str = "cpu"
+        self,
+        path: str | Path,
+        rules: Rules | None = None,
+        seed: int = 0,
+        greedy: bool = True,
+        device: str = "cpu",
     ) -> None:
         where = resolve_device(device)
         model = build_model(load_checkpoint(path, POLICY_KEYS), path, rules).to(where)
         super().__init__(Path(path).stem, model, greedy, torch.Generator(device=where).manual_seed(seed))
 
 
-def _load_for_arena(path: Path, rules: Rules, seed: int) -> CheckpointPolicy:
+def _load_for_arena(path: Path, rules: Rules | None, seed: int) -> CheckpointPolicy:
     return CheckpointPolicy(path, rules, seed=seed)
 
 

@@ -51,9 +51,9 @@ BOTS: dict[str, BotFactory] = {
 }
 BOT_NAMES = tuple(BOTS)
 
-CheckpointLoader = Callable[[Path, Rules, int], Bot]
+CheckpointLoader = Callable[[Path, Rules | None, int], Bot]
 CHECKPOINT_LOADERS: dict[str, CheckpointLoader] = {}
-"""Checkpoint suffix (``".pt"``) -> ``loader(path, rules, seed) -> Bot``."""
+"""Suffix (``".pt"``) -> ``loader(path, rules, seed) -> Bot`` (rules None: the checkpoint's own)."""
 
 
 def make_bot(name: str, rules: Rules, seed: int | None = None, **options: Any) -> Bot:
@@ -68,9 +68,15 @@ def register_checkpoint_loader(suffix: str, loader: CheckpointLoader) -> None:
     CHECKPOINT_LOADERS[suffix] = loader
 
 
-def load_policy(spec: str, rules: Rules, seed: int | None = None, **options: Any) -> Bot:
-    """A bot by registry name, or a trained policy from a checkpoint path."""
+def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, **options: Any) -> Bot:
+    """A bot by registry name, or a trained policy from a checkpoint path.
+
+    A checkpoint knows its rules: ``load_policy("checkpoints/block-2p.pt")`` plays the rules it
+    was trained on, and ``rules``, when given, are checked against them. A bot needs ``rules``.
+    """
     if spec in BOTS:
+        if rules is None:
+            raise ValueError(f"bot {spec!r} needs the rules: load_policy({spec!r}, Rules.preset(...))")
         return make_bot(spec, rules, seed=seed, **options)
     path = Path(spec)
     if not path.exists():

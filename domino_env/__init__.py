@@ -7,7 +7,8 @@ Public API:
 * ``Game``: one game, fast, in plain Python (the engine under the single-game envs).
 * ``reference``: one game in readable Python, the oracle both engines are tested against.
 * ``replay(record)``: replay a game record (see ``domino_env.records``).
-* Environments: ``domino_env.pettingzoo_env.env`` (PettingZoo AEC), ``DominoSoloEnv``
+* Environments: ``env`` / ``raw_env`` / ``parallel_env`` (PettingZoo AEC and parallel,
+  from ``domino_env.pettingzoo_env``), ``DominoSoloEnv``
   (Gymnasium, id ``domino_rl/Domino-v0``), ``DominoVectorEnv`` (native Gymnasium
   vector env), ``SelfPlay`` (every seat of N games, batched).
 * Policies for the seats a learner does not play: ``Policy``, ``random_policy``.
@@ -19,6 +20,7 @@ from .core import DominoCore, StepResult
 from .errors import IllegalMoveError
 from .game import Game
 from .gym_env import DominoSoloEnv
+from .pettingzoo_env import env, parallel_env, raw_env
 from .policies import Policy, first_legal_policy, random_policy
 from .records import replay
 from .rules import PRESET_NAMES, PRESET_PLAYERS, Rules
@@ -37,7 +39,10 @@ __all__ = [
     "Rules",
     "SelfPlay",
     "StepResult",
+    "env",
     "first_legal_policy",
+    "parallel_env",
     "random_policy",
+    "raw_env",
     "replay",
 ]

@@ -347,3 +347,19 @@ def test_sampled_actions_follow_the_policys_probabilities() -> None:
     assert probs.max() < 0.9 and (probs > 0.05).sum() >= 2
     torch.testing.assert_close(frequencies, probs.double(), atol=0.01, rtol=0)
     torch.testing.assert_close(logprob, probs.log()[actions])
+
+
+def test_public_api_names_the_envs_and_loads_a_policy_without_rules() -> None:
+    import domino_env
+    from agents import load_policy as public_load_policy
+
+    game = domino_env.env(preset="block", players=2)
+    game.reset(seed=0)
+    assert game.agent_selection == "player_0"
+    assert {"env", "raw_env", "parallel_env"} <= set(domino_env.__all__)
+    policy = public_load_policy("checkpoints/block-2p.pt")  # the rules come from the checkpoint
+    assert policy.model.rules == Rules.preset("block", 2)
+    with pytest.raises(CheckpointError, match="trained for preset 'block', not 'draw'"):
+        public_load_policy("checkpoints/block-2p.pt", Rules.preset("draw", 2))
+    with pytest.raises(ValueError, match="needs the rules"):
+        public_load_policy("strong")
