@@ -71,6 +71,9 @@ class ModelConfig(ConfigModel):
     """Widths of the shared MLP trunk (``agents.network.ActorCritic``)."""
     move_features: bool = True
     """Score moves by their features as well (``agents.move_features``): learns far faster."""
+    init: str = ""
+    """Start from this trained network (a checkpoint or policy file of the same rules and widths)
+    instead of random weights: fine-tuning, e.g. a round player into a match player."""
 
 
 class PPOConfig(ConfigModel):

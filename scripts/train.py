@@ -58,8 +58,10 @@ from torch.utils.tensorboard import SummaryWriter
 from agents.arena import run_arena
 from agents.checkpoint import (
     FORMAT,
+    POLICY_KEYS,
     CheckpointError,
     NetworkPolicy,
+    build_model,
     capture_rng,
     load_checkpoint,
     restore_rng,
@@ -149,6 +151,8 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     device = resolve_device(config.device)
 
     model = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
+    if config.model.init and not resume:  # fine-tuning: a trained network's weights instead of random ones
+        _load_weights(model, config.model.init, rules)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
     update, global_step, best_score = 0, 0, float("-inf")
     snapshots = [_weights(model)]  # the pool the "past" opponent draws from
@@ -349,6 +353,18 @@ def _recover(last: Path, best: Path) -> dict[str, Any]:
         return kept
     payload["best_score"] = kept["best_score"]
     return payload
+
+
+def _load_weights(model: ActorCritic, path: str, rules: Rules) -> None:
+    """Copy the weights of the checkpoint or policy file at ``path`` (checked to fit) into ``model``."""
+    payload = load_checkpoint(path, POLICY_KEYS)
+    trained = build_model(payload, path, rules)
+    try:
+        model.load_state_dict(trained.state_dict())
+    except RuntimeError:
+        raise CheckpointError(
+            f"model.init {path}: its network {payload['config']['model']} is not this config's model"
+        ) from None
 
 
 def _distill(

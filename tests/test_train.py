@@ -363,3 +363,28 @@ def test_public_api_names_the_envs_and_loads_a_policy_without_rules() -> None:
         public_load_policy("checkpoints/block-2p.pt", Rules.preset("draw", 2))
     with pytest.raises(ValueError, match="needs the rules"):
         public_load_policy("strong")
+
+
+def test_model_init_starts_from_a_trained_network(tmp_path: Path) -> None:
+    config = tiny(
+        tmp_path,
+        name="init",
+        total_updates=1,
+        model={"hidden": [128, 128], "init": "checkpoints/block-2p.pt"},
+    )
+    start = load_checkpoint("checkpoints/block-2p.pt", ("model",))["model"]
+    model = ActorCritic(Rules.preset("block", 2), (128, 128))
+    train_script._load_weights(model, config.model.init, Rules.preset("block", 2))
+    assert all(torch.equal(model.state_dict()[k], start[k]) for k in start)
+    train_script.train(config)  # one update on from the shipped agent
+    first = load_checkpoint(config.run_dir / "checkpoints" / "update_000001.pt")["model"]
+    change = max(float((first[k] - start[k]).abs().max()) for k in start)
+    assert 0 < change < 0.05  # moved, but from the trained weights, not from a fresh network
+    wrong = tiny(tmp_path, name="wrong", model={"hidden": [32, 32], "init": "checkpoints/block-2p.pt"})
+    with pytest.raises(CheckpointError, match=r"model\.init checkpoints/block-2p\.pt: its network"):
+        train_script.train(wrong)
+    other = tiny(
+        tmp_path, name="other", preset="draw", model={"hidden": [128, 128], "init": "checkpoints/block-2p.pt"}
+    )
+    with pytest.raises(CheckpointError, match="trained for preset 'block', not 'draw'"):
+        train_script.train(other)
