@@ -26,7 +26,8 @@ Writes to ``runs/<name>/``: TensorBoard scalars (``losses/*``, ``charts/SPS``
 ``eval/*`` from duplicate arena runs against ``eval.opponents`` and ``best.pt``, the best
 checkpoint so far: ``eval/diff_vs_best``), the config as
 text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best
-points difference against the first eval opponent). Any checkpoint plays in the
+points difference against the first eval opponent; for ``episode: match`` the best share of
+duplicate matches won against it, ``eval/match_win_vs_<bot>``). Any checkpoint plays in the
 arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.pt,strong]``
 (with ``agents.checkpoint`` imported).
 """
@@ -431,10 +432,12 @@ def _digest(model: ActorCritic) -> str:
 def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
     """Greedy policy at ``path`` vs each eval opponent and the best checkpoint so far, on duplicate deals.
 
-    Returns the difference against the first eval opponent (what picks ``best.pt``).
+    Returns what picks ``best.pt``: against the first eval opponent, the points difference per round,
+    or for match episodes the share of duplicate matches won (``eval.deals`` matches, besides the rounds).
     """
     best = path.parent / "best.pt"
     previous = [str(best)] if best.exists() else []
+    matches = config.episode == "match"
     arena = ArenaConfig(
         preset=config.preset,
         players=config.players,
@@ -442,7 +445,7 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
         policies=[str(path), *config.eval.opponents, *previous],
         format="head_to_head",
         deals=config.eval.deals,
-        matches=0,
+        matches=config.eval.deals if matches else 0,
         seed=config.eval.seed,
         bots={name: options for name, options in config.bots.items() if name in config.eval.opponents},
         progress=False,
@@ -455,8 +458,11 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
         writer.add_scalar(f"eval/ci_vs_{name}", pair.ci, step)
         writer.add_scalar(f"eval/round_win_vs_{name}", pair.round_win[0], step)
         summary.append(f"{name} {pair.diff:+.2f}±{pair.ci:.2f}")
+        if matches:
+            writer.add_scalar(f"eval/match_win_vs_{name}", pair.match_win[0], step)
+            summary[-1] += f" (matches won {pair.match_win[0]:.1%})"
     console.print(f"eval {path.name}: points/round vs " + ", ".join(summary))
-    return result.pairs[0].diff
+    return result.pairs[0].match_win[0] if matches else result.pairs[0].diff
 
 
 def _check_resumable(saved: dict[str, Any], config: TrainConfig, path: Path) -> None:

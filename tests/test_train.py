@@ -388,3 +388,15 @@ def test_model_init_starts_from_a_trained_network(tmp_path: Path) -> None:
     )
     with pytest.raises(CheckpointError, match="trained for preset 'block', not 'draw'"):
         train_script.train(other)
+
+
+def test_match_episodes_are_evaluated_and_kept_by_matches_won(tmp_path: Path) -> None:
+    config = tiny(
+        tmp_path, name="match", episode="match", reward="win", total_updates=2, rollout_steps=32,
+        eval={"every": 1, "deals": 6, "opponents": ["random"]},
+    )  # fmt: skip
+    stats = train_script.train(config)
+    scalars = EventAccumulator(str(config.run_dir)).Reload().Tags()["scalars"]
+    assert {"eval/match_win_vs_random", "eval/match_win_vs_best"} <= set(scalars)
+    best = load_checkpoint(config.run_dir / "checkpoints" / "best.pt")
+    assert 0.0 <= best["best_score"] <= 1.0 and 0.0 <= stats["eval_score"] <= 1.0
