@@ -34,8 +34,19 @@ from .deals import random_deals
 from .errors import IllegalMoveError
 from .observation import observation_fields, observation_size
 from .records import RECORD_FIXED_FIELDS, play_moves, round_from_record
-from .reference import CHANCE_OPENERS, Round, RoundResult, deal_to_hands, parse_move
-from .rules import END_NAMES, FIELD_NAMES, Rules, winner_points
+from .reference import Round, RoundResult, deal_to_hands, parse_move
+from .rules import (
+    BLOCKED,
+    CHANCE_OPENERS,
+    CLOSED,
+    DOMINO,
+    END_CODES,
+    END_NAMES,
+    FIELD_NAMES,
+    TARGET,
+    Rules,
+    winner_points,
+)
 from .tiles import NUM_TILES, RANK, TILES, tile_index, tile_name
 
 Episode = Literal["round", "match"]
@@ -54,7 +65,6 @@ OTHER = [[b if a == n else a if b == n else -1 for n in range(7)] for a, b in TI
 """``OTHER[t][n]``: the number tile t shows after being placed against n (-1: no fit)."""
 BIT_TILE = {1 << t: t for t in range(NUM_TILES)}
 SIX_SIX = NUM_TILES - 1
-DOMINO, BLOCKED, CLOSED, TARGET = "domino", "blocked", "closed", "target"
 DEAL_BATCH = 64
 """Random deals are drawn this many at a time (one NumPy call) and used in order."""
 
@@ -478,13 +488,13 @@ class Game:
         if rules.target_mid_round and self.scores[side] >= rules.target:
             return self._end_at_target(seat, side)
         if not self.hands[seat]:
-            return self._finish(DOMINO, side)
+            return self._finish(END_CODES[DOMINO], side)
         if rules.closed_game and self._is_closed():
-            return self._finish(CLOSED, self._blocked_winner(seat))
+            return self._finish(END_CODES[CLOSED], self._blocked_winner(seat))
         if self._next_turn(seat):
             self._update_legal()
             return None
-        return self._finish(BLOCKED, self._blocked_winner(seat))
+        return self._finish(END_CODES[BLOCKED], self._blocked_winner(seat))
 
     def fives_count(self) -> int:
         """Sum of the open ends as fives scoring counts them (docs/engine.md)."""
@@ -614,9 +624,9 @@ class Game:
 
     def _end_at_target(self, seat: int, side: int) -> RoundResult:
         """Mid-round target: the game ends now; domino points count only if the hand is empty."""
-        end = TARGET
+        end = END_CODES[TARGET]
         if not self.hands[seat]:
-            end = DOMINO
+            end = END_CODES[DOMINO]
             self._award(side, self._end_points(side))
         return self._close(end, side, True, side)
 

@@ -1,13 +1,12 @@
-"""Compiled (numba) kernels for ``DominoCore``: the same game loop, one compiled pass per step.
+"""Compiled (numba) kernels: the rules of ``DominoCore``, one compiled pass per step.
 
-The NumPy engine spends most of a step in per-call overhead (some sixty array
-operations per step, whatever the batch size). These kernels do the same work in
-compiled loops over the stepped games, on the core's own arrays, so the two
-engines share every piece of state: the core picks one with ``engine=``. What
-stays in NumPy is what is not per game: checking arguments, preparing deals in
-bulk, building ``StepResult``. ``tests/test_core_engines.py`` holds the two
-engines to identical states move for move, and the differential tests hold both
-to the reference engine.
+Placement, spinner, fives, closed games, draws and passes, round ends and their
+scoring, openers, legal sets and observation writes all live here, in compiled
+loops over the stepped games, on the core's own arrays. What stays in NumPy
+(``domino_env.core``) is what is not per game: checking arguments, preparing
+deals in bulk, building ``StepResult``. The differential tests
+(``tests/test_core_vs_reference.py``, ``scripts/soak.py``) hold these kernels to
+the reference engine move for move.
 
 Bitboards arrive as ``int64`` views of the core's ``uint64`` arrays (tiles use
 28 bits), which keeps numba's integer arithmetic in one signed type.
@@ -21,11 +20,8 @@ import numpy as np
 from numba import njit
 
 from .observation import ObservationViews
-from .rules import CHOICES, Rules, winner_points
+from .rules import BLOCKED, CHOICES, CLOSED, DOMINO, TARGET, Rules, winner_points
 from .tiles import HIGH, IS_DOUBLE, LOW, NUM_TILES, NUMBER_MASK, OTHER_HALF, PIPS
-
-DOMINO, BLOCKED, CLOSED, TARGET = 1, 2, 3, 4
-"""Round-end codes, as ``domino_env.core.END_CODES`` numbers them."""
 
 FIT = NUMBER_MASK.astype(np.int64)
 """``FIT[n]``: bitboard of the tiles carrying number n."""
@@ -395,6 +391,13 @@ def update_legal(r, s, g) -> None:
     for e in range(r.num_ends):
         n = s.end_state[g, e]
         s.legal_bits[g, e] = hand & FIT[n] if n >= 0 else 0
+
+
+@kernel
+def refresh_legal(r, s, games) -> None:
+    """Recompute the legal sets of ``games`` (after their state was written from outside)."""
+    for i in range(len(games)):
+        update_legal(r, s, games[i])
 
 
 # -- round and game ends ---------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Reference engine: one game of dominoes in plain Python, written to read like RULES.md.
 
 Clarity comes before speed here: this engine is the yardstick that the batched
-NumPy engine (``domino_env.core``) is differential-tested against, move for move.
+core (``domino_env.core`` on its compiled kernels) is differential-tested against,
+move for move.
 Every convention (action encoding, spinner, fives count, order of events, scoring)
 follows ``docs/engine.md``.
 
@@ -24,7 +25,7 @@ import numpy as np
 from .actions import decode, encode
 from .errors import IllegalMoveError
 from .observation import observation_fields, observation_size
-from .rules import END_NAMES, SCORE_LIMIT, Rules, winner_points
+from .rules import CHANCE_OPENERS, END_NAMES, SCORE_LIMIT, Rules, winner_points
 from .tiles import (
     IS_DOUBLE,
     NUM_NUMBERS,
@@ -42,7 +43,6 @@ OPENING = "opening"
 """End name of the opening tile in ``Round.table`` and ``Round.events``."""
 END_CODE = {OPENING: 1, "left": 2, "right": 3, "up": 4, "down": 5}
 """Observation code of the arm a tile lies on (docs/engine.md, 'tile end')."""
-CHANCE_OPENERS = ("lots", "random")
 MAX_REDEALS = 1000
 
 

@@ -37,7 +37,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+CHANCE_OPENERS = ("lots", "random")
+"""``first_opener`` values that leave the first opener to chance (no forced tile)."""
 END_NAMES = ("left", "right", "up", "down")
+END_CODES = ("", "domino", "blocked", "closed", "target")
+"""How a round ends, by code: 0 it goes on, 1 domino, 2 blocked, 3 closed, 4 target."""
+DOMINO, BLOCKED, CLOSED, TARGET = 1, 2, 3, 4
 
 SCORE_LIMIT = 30_000
 """Largest ``target``, and largest game score (either sign) a record may start from.
@@ -113,7 +118,7 @@ class Rules:
 
     @property
     def num_actions(self) -> int:
-        """Size of the ``Discrete`` action space: ``tile * num_ends + end``."""
+        """Size of the ``Discrete`` action space: ``action = end * 28 + tile`` (docs/engine.md)."""
         return NUM_TILES * self.num_ends
 
     @property

@@ -187,7 +187,6 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
     stats: dict[str, float] = {}
     sps = 0.0
-    start, start_step = time.perf_counter(), global_step
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -210,6 +209,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
             save_checkpoint(path, payload)
             if payload["eval_due"]:
                 best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
+        start, start_step = time.perf_counter(), global_step  # SPS counts the PPO updates alone
         while update < config.total_updates:
             # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
             play = SelfPlay(
