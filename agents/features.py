@@ -24,14 +24,13 @@ from domino_env.tiles import (
     IS_DOUBLE,
     LOW,
     NUM_TILES,
+    NUMBER_BIT,
     NUMBER_MASK,
-    OTHER_HALF,
+    OTHER_HALF_FLAT,
     PIPS,
     TILE_INDEX,
 )
 
-NUMBER_BIT = np.array([1 << n for n in range(7)] + [0], dtype=np.uint8)
-"""``NUMBER_BIT[n]``: bit of number n in a 7-bit number set; ``NUMBER_BIT[-1]`` (a closed end) is 0."""
 FITSET = np.array(
     [np.bitwise_or.reduce(NUMBER_MASK[[n for n in range(7) if m >> n & 1]]) for m in range(128)],
     dtype=np.uint64,
@@ -40,8 +39,6 @@ FITSET = np.array(
 ALLOWED = ALL_TILES_MASK & ~FITSET
 """``ALLOWED[missing]``: tiles a seat known to lack ``missing`` may hold."""
 NUMBER_WEIGHTS = (1 << np.arange(7)).astype(np.int64)
-OTHER_HALF_FLAT = np.concatenate([OTHER_HALF, np.full((NUM_TILES, 1), -1, np.int8)], axis=1).reshape(-1)
-"""``OTHER_HALF_FLAT[tile * 8 + n]``: number shown after placing ``tile`` against ``n`` (-1: none)."""
 TILE_INDEX_FLAT = np.concatenate([TILE_INDEX.reshape(-1), [-1]]).astype(np.intp)
 """``TILE_INDEX_FLAT[a * 7 + b]``: tile a-b; index 49 (out of range numbers) gives -1."""
 

@@ -70,7 +70,7 @@ def load_positions(core: DominoCore, obs: np.ndarray, hands: np.ndarray, order: 
     core.round_points[:] = 0
     core.rounds_played[:] = 0
     _write_views(core, obs, board, hands, opener)
-    core._update_legal()
+    core.refresh_legal()
 
 
 def _outer_tiles(tile_end: np.ndarray, tile_order: np.ndarray) -> np.ndarray:

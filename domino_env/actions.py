@@ -6,7 +6,7 @@ per-end legal bitboards unpacked in place.
 
 from __future__ import annotations
 
-from .rules import END_NAMES, Rules
+from .rules import END_NAMES
 from .tiles import NUM_TILES, tile_name
 
 
@@ -25,9 +25,3 @@ def action_to_move(action: int, opening: bool = False) -> str:
     """Record notation: ``"6-3:left"``, or a bare ``"6-3"`` for an opening move."""
     tile, end = decode(action)
     return tile_name(tile) if opening else f"{tile_name(tile)}:{END_NAMES[end]}"
-
-
-def check_action(rules: Rules, action: int) -> None:
-    """Raise ValueError when an action is outside the rules' action space."""
-    if not 0 <= int(action) < rules.num_actions:
-        raise ValueError(f"action {action} is out of range 0..{rules.num_actions - 1} for {rules.name!r}")

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import DominoCore, Engine
+from .core import DominoCore
 from .deals import random_deals
 from .reference import Round, deal_to_hands
-from .rules import Rules
+from .rules import CHANCE_OPENERS, Rules
 
 
 @dataclass
@@ -32,14 +32,12 @@ class Measurement:
     peak_memory_mib: float | None = None
 
 
-def bench_core(
-    rules: Rules, num_envs: int, seconds: float, seed: int, engine: Engine = "numba"
-) -> Measurement:
+def bench_core(rules: Rules, num_envs: int, seconds: float, seed: int) -> Measurement:
     """Moves/s of the batched core with mask + observation every step, and its peak memory."""
-    warm = DominoCore(rules, 1, seed=seed, engine=engine)  # loads (or compiles) the kernels outside the count
+    warm = DominoCore(rules, 1, seed=seed)  # loads (or compiles) the kernels outside the count
     warm.step(warm.random_actions())
     tracemalloc.start()
-    core = DominoCore(rules, num_envs, seed=seed, engine=engine)
+    core = DominoCore(rules, num_envs, seed=seed)
     for _ in range(3):
         core.legal_mask(), core.observe()
         core.step(core.random_actions())
@@ -53,8 +51,7 @@ def bench_core(
             core.step(core.random_actions())
         steps += 10
     moves = steps * num_envs
-    label = "core" if engine == "numba" else f"core (engine={engine})"
-    return Measurement(label, rules.name, rules.players, num_envs, moves, elapsed, moves / elapsed, peak)
+    return Measurement("core", rules.name, rules.players, num_envs, moves, elapsed, moves / elapsed, peak)
 
 
 def bench_reference(rules: Rules, seconds: float, seed: int) -> Measurement:
@@ -65,7 +62,7 @@ def bench_reference(rules: Rules, seconds: float, seed: int) -> Measurement:
     while (elapsed := time.perf_counter() - start) < seconds:
         for deal in random_deals(rules, 64, rng):
             hands, boneyard = deal_to_hands(rules, deal)
-            needs_opener = rules.first_opener in ("lots", "random")
+            needs_opener = rules.first_opener in CHANCE_OPENERS
             game = Round(
                 rules, hands, boneyard, opener=chooser.randrange(rules.players) if needs_opener else None
             )

@@ -54,6 +54,11 @@ def action_index(action: Any, num_actions: int) -> int:
     )
 
 
+def step_outputs(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empty per-game outputs of the stepping kernels: placing seat, round-end code, fives."""
+    return np.empty(m, dtype=np.intp), np.empty(m, dtype=np.int8), np.empty(m, dtype=np.int32)
+
+
 @dataclass
 class StepResult:
     """What happened in a step, per game. Finished games are already reset.
@@ -273,7 +278,10 @@ class DominoCore:
     def hand_pips(self) -> np.ndarray:
         """(N, players) pips left in each hand."""
         tiles = np.unpackbits(
-            self.hands.view(np.uint8).reshape(*self.hands.shape, 8), axis=-1, count=NUM_TILES, bitorder="little"
+            self.hands.view(np.uint8).reshape(*self.hands.shape, 8),
+            axis=-1,
+            count=NUM_TILES,
+            bitorder="little",
         )
         return tiles.astype(np.int16) @ PIPS
 
@@ -304,9 +312,10 @@ class DominoCore:
         bad = kernels.first_illegal(rows, actions, self._kernel_state.legal_bits, self.num_actions)
         if bad >= 0:
             self._raise_illegal(rows, actions, bad)
-        m = len(rows)
-        seat, end_code, fives = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.int8), np.empty(m, dtype=np.int32)
-        kernels.place_and_advance(self._kernel_rules, self._kernel_state, rows, actions, end_code, fives, seat)
+        seat, end_code, fives = step_outputs(len(rows))
+        kernels.place_and_advance(
+            self._kernel_rules, self._kernel_state, rows, actions, end_code, fives, seat
+        )
         return self._step_result(rows, seat, end_code, fives)
 
     def play_random(self, stop_seat: np.ndarray, active: np.ndarray, rng: np.random.Generator) -> StepResult:
@@ -318,8 +327,7 @@ class DominoCore:
         may again have another seat to move.
         """
         rows = np.flatnonzero(active)
-        m = len(rows)
-        seat, end_code, fives = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.int8), np.empty(m, dtype=np.int32)
+        seat, end_code, fives = step_outputs(len(rows))
         key = rng.integers(2**63, dtype=np.uint64)
         stop = np.asarray(stop_seat, dtype=np.intp)
         kernels.play_random(self._kernel_rules, self._kernel_state, rows, stop, key, end_code, fives, seat)

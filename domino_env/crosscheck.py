@@ -3,8 +3,10 @@
 A batch of games runs in ``DominoCore`` with random legal actions; each game is
 mirrored by a reference ``Match`` fed the very deals the core dealt. After every
 step the two must agree on the seat to move, the legal actions, every seat's
-observation, draws and passes, and at each round end on how it ended, the winner,
-the round points and the game scores. Used by the tests and by ``scripts/soak.py``.
+observation, draws and passes, and on every ``StepResult`` field: on each move the
+fives scored and the game scores, at each round end how it ended, the winner, the
+round points and the game scores; games left out of a step (``active``) must stand
+still. Used by the tests and by ``scripts/soak.py``.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import END_CODES, DominoCore, Engine
+from .core import DominoCore, StepResult
 from .reference import Match, Round, deal_to_hands
-from .rules import Rules
+from .rules import CHANCE_OPENERS, END_CODES, Rules
+
+QUIET = {"round_over": 0, "game_over": 0, "end": 0, "winner": -1, "game_winner": -1, "points": 0, "fives": 0}
+"""``StepResult`` fields of a game no round ended in, and their value (``fives`` only if not stepped)."""
 
 
 class Disagreement(AssertionError):
@@ -36,15 +41,23 @@ class CrossCheck:
 
     Round mode mirrors each core round with a fresh reference ``Round``; match
     mode mirrors each core game with a reference ``Match`` (opener rotation and
-    scores carried by the reference itself, so those are checked too).
+    scores carried by the reference itself, so those are checked too). ``deals``
+    and ``openers`` go to the core (a fixed deal list); the reference plays
+    whatever the core deals.
     """
 
     def __init__(
-        self, rules: Rules, num_games: int, seed: int, mode: str = "round", engine: Engine = "numba"
+        self,
+        rules: Rules,
+        num_games: int,
+        seed: int,
+        mode: str = "round",
+        deals: np.ndarray | None = None,
+        openers: np.ndarray | None = None,
     ) -> None:
         self.rules = rules
         self.mode = mode
-        self.core = DominoCore(rules, num_games, seed=seed, mode=mode, engine=engine)
+        self.core = DominoCore(rules, num_games, seed=seed, mode=mode, deals=deals, openers=openers)
         self.rng = np.random.default_rng(seed + 1)
         self.pending_deals = [deque() for _ in range(num_games)]
         self.games = [self._new_game(g) for g in range(num_games)]
@@ -58,7 +71,7 @@ class CrossCheck:
         deal, opener = self._current_deal(game)
         if self.mode == "round":
             hands, boneyard = deal_to_hands(self.rules, deal)
-            chance = self.rules.first_opener in ("lots", "random")
+            chance = self.rules.first_opener in CHANCE_OPENERS
             return Round(self.rules, hands, boneyard, opener if chance else None)
         self.pending_deals[game].append((deal, opener))
         return Match(self.rules, self.pending_deals[game].popleft)
@@ -83,16 +96,19 @@ class CrossCheck:
                 active = np.ones(self.core.num_games, dtype=bool)
                 result = self.core.step(actions)
             self.stats.moves += int(active.sum())
+            self._check_standing_still(result, ~active)
             for g in np.flatnonzero(active):
                 game = self.games[g]
                 if result.round_over[g] and self.mode == "match" and not result.game_over[g]:
                     self.pending_deals[g].append(self._current_deal(g))
+                scores_before = list(self._round(g).scores)
                 game.step(int(actions[g]))
                 if not result.round_over[g]:
                     if self._round(g).over:
                         raise Disagreement(
                             f"game {g}: reference round ended ({self._round(g).end}), core's did not"
                         )
+                    self._compare_move(g, result, scores_before)
                     continue
                 self._compare_round_end(g, game, result)
                 if result.game_over[g]:
@@ -100,7 +116,27 @@ class CrossCheck:
                     self.games[g] = self._new_game(g)
         return self.stats
 
-    def _compare_round_end(self, g: int, game: Match | Round, result) -> None:
+    def _check_standing_still(self, result: StepResult, idle: np.ndarray) -> None:
+        """Games left out of the step report nothing: no round end, no winner, no fives, no points."""
+        for name, blank in QUIET.items():
+            value = getattr(result, name)
+            wrong = np.flatnonzero(idle & (value != blank).reshape(len(value), -1).any(axis=1))
+            if len(wrong):
+                g = int(wrong[0])
+                raise Disagreement(f"game {g} was not stepped, yet its {name} is {value[g].tolist()}")
+
+    def _compare_move(self, g: int, result: StepResult, scores_before: list[int]) -> None:
+        """A move that did not end the round: its fives and the game scores after it."""
+        where = f"game {g} move {self.core.num_placed[g]}"
+        scores = list(self._round(g).scores)
+        self._expect(where, "fives", int(result.fives[g]), sum(scores) - sum(scores_before))
+        self._expect(where, "scores", result.scores[g].tolist(), scores)
+        for name, blank in QUIET.items():
+            value = np.asarray(getattr(result, name)[g])
+            if name != "fives" and (value != blank).any():
+                raise Disagreement(f"{where}: the round went on, yet {name} is {value.tolist()}")
+
+    def _compare_round_end(self, g: int, game: Match | Round, result: StepResult) -> None:
         if isinstance(game, Match):
             finished = game.history[-1] if game.history else None
         else:

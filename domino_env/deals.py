@@ -6,11 +6,11 @@ A deal is a permutation of the 28 tile indices: seat ``s`` holds
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import Rules
+from .rules import CHANCE_OPENERS, Rules
 from .tiles import IS_DOUBLE, NUM_TILES, RANK
 
 BIT = np.uint64(1) << np.arange(NUM_TILES, dtype=np.uint64)
@@ -93,9 +93,6 @@ class PreparedDeals:
     forced: np.ndarray
     """(K,) tile the opener must play, -1 for any tile."""
 
-    def take(self, rows: np.ndarray) -> PreparedDeals:
-        return PreparedDeals(*(getattr(self, f.name).take(rows, axis=0) for f in fields(self)))
-
 
 def prepare_deals(rules: Rules, deals: np.ndarray, chance_openers: np.ndarray) -> PreparedDeals:
     """Hands, draw prefixes, first observations and first-round openers of ``deals``."""
@@ -170,7 +167,7 @@ class DealSource:
             rows = self.cursor[games] % len(self.fixed.deals)
             self.cursor[games] += 1
             opener = self.fixed.opener.take(rows)
-            if not self.fixed_openers and self.rules.first_opener in ("lots", "random"):
+            if not self.fixed_openers and self.rules.first_opener in CHANCE_OPENERS:
                 opener = self.rng.integers(self.rules.players, size=n)
             return self.fixed, rows, opener
         if self._buffer is None or self._used + n > len(self._buffer.deals):
@@ -181,10 +178,3 @@ class DealSource:
         rows = np.arange(self._used, self._used + n)
         self._used += n
         return self._buffer, rows, self._buffer.opener.take(rows)
-
-    def take(self, games: np.ndarray) -> PreparedDeals:
-        """The next prepared deal of each game in ``games``."""
-        prepared, rows, opener = self.select(games)
-        chosen = prepared.take(rows)
-        chosen.opener = opener
-        return chosen

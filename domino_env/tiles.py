@@ -44,6 +44,10 @@ OTHER_HALF = np.full((NUM_TILES, NUM_NUMBERS), -1, dtype=np.int8)
 for _i, (_a, _b) in enumerate(TILES):
     OTHER_HALF[_i, _a] = _b
     OTHER_HALF[_i, _b] = _a
+OTHER_HALF_FLAT = np.concatenate([OTHER_HALF, np.full((NUM_TILES, 1), -1, np.int8)], axis=1).reshape(-1)
+"""``OTHER_HALF_FLAT[tile * 8 + n]``: ``OTHER_HALF[tile, n]`` flat, with -1 for n = 7 (no number)."""
+NUMBER_BIT = np.array([1 << n for n in range(NUM_NUMBERS)] + [0], dtype=np.uint8)
+"""``NUMBER_BIT[n]``: bit of number n in a 7-bit number set; ``NUMBER_BIT[-1]`` (a closed end) is 0."""
 
 # Opener ranking (RULES.md section 1, seed 000): every double outranks every
 # non-double; then higher pip sum; then the higher single number.
@@ -52,10 +56,6 @@ RANK = np.array(
     dtype=np.int16,
 )
 """``RANK[i]``: larger means a stronger opening tile (6-6 highest)."""
-
-# Drawing lots (seed 002): highest pip sum, ties by the higher single number;
-# doubles get no bonus here.
-LOTS_RANK = np.array([10 * (a + b) + b for a, b in TILES], dtype=np.int16)
 
 
 def tile_index(a: int, b: int) -> int:
@@ -86,17 +86,3 @@ def tile_name(index: int) -> str:
     """``"a-b"`` with the high number first (``"6-3"``), as records list legal moves."""
     low, high = TILES[index]
     return f"{high}-{low}"
-
-
-def mask_of(tiles) -> int:
-    """Bitboard (Python int) of an iterable of tile indices."""
-    mask = 0
-    for t in tiles:
-        mask |= 1 << int(t)
-    return mask
-
-
-def tiles_of(mask: int) -> list[int]:
-    """Tile indices set in a bitboard, ascending."""
-    mask = int(mask)
-    return [i for i in range(NUM_TILES) if mask >> i & 1]

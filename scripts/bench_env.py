@@ -1,8 +1,7 @@
 """Environment speed: random legal play through every engine and environment.
 
-``core``: the vectorised core (its default, compiled engine; ``core-numpy``: the
-same core on its NumPy engine); every step builds the legal mask and the observation
-of the seat to move, picks a uniformly random legal action per game and steps the
+``core``: the vectorised core (compiled kernels); every step builds the legal mask
+and the observation of the seat to move, picks a uniformly random legal action per game and steps the
 batch. Throughput counts agent moves (placements); automatic draws and passes are
 not moves. ``reference`` and ``game``: the one-game engines, observation read every
 move. ``openspiel``: OpenSpiel's ``python_block_dominoes`` when installed (2p block
@@ -15,7 +14,6 @@ legal learner, learner steps/s.
     python scripts/bench_env.py --all --seconds 2                # every preset x players
     python scripts/bench_env.py --preset spanish_pairs --players 4 --num-envs 65536 --json
     python scripts/bench_env.py --engines aec aec-raw vector --vector-envs 4096
-    python scripts/bench_env.py --engines core core-numpy               # the core's two engines
 """
 
 from __future__ import annotations
@@ -46,15 +44,14 @@ def configurations(args: argparse.Namespace) -> list[tuple[str, int]]:
     return chosen
 
 
-ENGINES = ("core", "core-numpy", "reference", "openspiel", "game", "aec", "aec-raw", "vector")
+ENGINES = ("core", "reference", "openspiel", "game", "aec", "aec-raw", "vector")
 
 
 def measure(engine: str, rules: Rules, args: argparse.Namespace) -> list[Measurement]:
     """The rows one engine contributes for one rule set (none when it does not apply)."""
     seconds, seed = args.seconds, args.seed
-    if engine in ("core", "core-numpy"):
-        core_engine = "numpy" if engine == "core-numpy" else "numba"
-        return [bench_core(rules, n, seconds, seed, core_engine) for n in args.num_envs]
+    if engine == "core":
+        return [bench_core(rules, n, seconds, seed) for n in args.num_envs]
     if engine == "reference":
         return [bench_reference(rules, seconds, seed)]
     if engine == "openspiel":

@@ -7,7 +7,6 @@ reproduces it.
 
     python scripts/soak.py --minutes 30
     python scripts/soak.py --minutes 5 --preset all_fives --players 3
-    python scripts/soak.py --minutes 10 --engine numpy          # the core's NumPy engine
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-games", type=int, default=64, help="games checked side by side")
     parser.add_argument("--steps", type=int, default=200, help="batched steps per pass")
     parser.add_argument("--seed", type=int, default=0, help="first seed; each pass uses the next")
-    parser.add_argument("--engine", choices=["numba", "numpy"], default="numba", help="the core's engine")
     args = parser.parse_args(argv)
 
     configs = [
@@ -47,9 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if time.monotonic() >= deadline:
             break
-        check = CrossCheck(
-            Rules.preset(name, players), args.num_games, seed=seed, mode=mode, engine=args.engine
-        )
+        check = CrossCheck(Rules.preset(name, players), args.num_games, seed=seed, mode=mode)
         try:
             stats = check.run(args.steps)
         except Disagreement as error:

@@ -18,8 +18,8 @@ import pytest
 from domino_env.errors import IllegalMoveError
 from domino_env.game import Game
 from domino_env.records import replay
-from domino_env.reference import CHANCE_OPENERS, Match, Round, RoundResult, deal_to_hands
-from domino_env.rules import Rules, all_configurations
+from domino_env.reference import Match, Round, RoundResult, deal_to_hands
+from domino_env.rules import CHANCE_OPENERS, Rules, all_configurations
 from domino_env.tiles import tile_index
 
 CONFIGS = all_configurations()
