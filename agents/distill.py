@@ -17,6 +17,7 @@ time, so the targets carry no hidden information either.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from domino_env.selfplay import SelfPlay
 
 from .move_features import MoveInputs
 from .network import ActorCritic
+from .search import PimcBot
 
 
 @dataclass
@@ -51,9 +53,21 @@ class Labelled:
         return Labelled(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "mask", "values")))
 
 
-def collect_positions(
-    rules: Rules, behaviour: Policy, count: int, num_games: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
+@dataclass
+class Positions:
+    """Decisions from self-play, with the deal behind each (for a privileged teacher only)."""
+
+    obs: np.ndarray
+    """(B, obs_size) int16: the mover's observation."""
+    mask: np.ndarray
+    """(B, A) bool."""
+    hands: np.ndarray
+    """(B, P) uint64: every seat's true hand, by seat relative to the mover."""
+    orders: np.ndarray
+    """(B, 28) int8: the deal's tile order (its last tiles are the draw pile, in draw order)."""
+
+
+def collect_positions(rules: Rules, behaviour: Policy, count: int, num_games: int, seed: int) -> Positions:
     """``count`` decisions with more than one legal move, from ``num_games`` games of ``behaviour`` self-play.
 
     Positions are kept with probability 1/2, so consecutive decisions of one game
@@ -61,30 +75,44 @@ def collect_positions(
     """
     rng = np.random.default_rng([seed, 1])
     play = SelfPlay(rules, num_games, "round", seed=np.random.default_rng([seed, 0]))
-    obs, mask, found = [], [], 0
+    core, seats = play.core, np.arange(rules.players)
+    parts: list[tuple[np.ndarray, ...]] = []
+    found = 0
     while found < count:
         state = play.state()
-        keep = (state.mask.sum(axis=1) > 1) & (rng.random(num_games) < 0.5)
-        obs.append(state.obs[keep])
-        mask.append(state.mask[keep])
-        found += int(keep.sum())
+        keep = np.flatnonzero((state.mask.sum(axis=1) > 1) & (rng.random(num_games) < 0.5))
+        relative = (state.seat[keep, None] + seats) % rules.players
+        hands = np.take_along_axis(core.hands[keep], relative, axis=1)
+        parts.append((state.obs[keep], state.mask[keep], hands, core.deal[keep].copy()))
+        found += len(keep)
         play.step(behaviour(state.obs, state.mask))
-    return np.concatenate(obs)[:count], np.concatenate(mask)[:count]
+    return Positions(*(np.concatenate(column)[:count] for column in zip(*parts, strict=True)))
 
 
 def label_positions(
-    teacher: object, obs: np.ndarray, mask: np.ndarray, batch: int = 2048, progress: object = None
+    teacher: PimcBot,
+    positions: Positions,
+    privileged: bool = False,
+    batch: int = 2048,
+    progress: Callable[[int], object] | None = None,
 ) -> Labelled:
     """The teacher's ``move_values`` for every position, ``batch`` positions per search call.
 
+    ``privileged``: search the true deal instead of determinisations of the observation
+    (one sample per position, the targets then average over the real hidden hands).
     ``progress``: called with the number of positions labelled so far (a progress bar).
     """
+    obs, mask = positions.obs, positions.mask
     values = np.empty(mask.shape, dtype=np.float32)
     for start in range(0, len(obs), batch):
-        stop = min(start + batch, len(obs))
-        values[start:stop] = teacher.move_values(obs[start:stop], mask[start:stop])
+        rows = slice(start, min(start + batch, len(obs)))
+        if privileged:
+            deal = positions.hands[rows, None], positions.orders[rows, None]
+            values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
+        else:
+            values[rows] = teacher.move_values(obs[rows], mask[rows])
         if progress is not None:
-            progress(stop)
+            progress(rows.stop)
     return Labelled(obs, mask, values)
 
 

@@ -105,14 +105,23 @@ class PimcBot:
         r, s = found.rest.shape
         return found.hands, pile_order(found.rest.reshape(-1), self.rng).reshape(r, s, -1)
 
-    def move_values(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def move_values(
+        self,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        hands: np.ndarray | None = None,
+        orders: np.ndarray | None = None,
+    ) -> np.ndarray:
         """(B, A) float64: every legal move's search value (what ``__call__`` maximises), NaN elsewhere.
 
         Every row is searched, forced moves included: the values are a teacher's
-        soft targets (``agents.distill``), richer than its argmax.
+        soft targets (``agents.distill``), richer than its argmax. ``hands`` (B, S, P)
+        and ``orders`` (B, S, 28), when given, are the positions to search instead of
+        determinisations of ``obs``: the true deal makes a privileged teacher, for
+        training targets only.
         """
-        rows = np.arange(len(obs))
-        hands, orders = self.positions(obs, rows)
+        if hands is None or orders is None:
+            hands, orders = self.positions(obs, np.arange(len(obs)))
         row, action = np.nonzero(mask)
         values = np.full(mask.shape, np.nan)
         values[row, action] = self.values(obs, mask, hands, orders)

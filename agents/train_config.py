@@ -155,6 +155,10 @@ class DistillConfig(ConfigModel):
     """Games played side by side to collect positions."""
     teacher: dict[str, Any] = Field(default_factory=dict)
     """Options of the ``pimc`` teacher (``samples``, ``rollout_bot``: a bot name or a checkpoint...)."""
+    privileged: bool = False
+    """The teacher searches the true deal of each position instead of sampled ones (hidden hands
+    in the training targets only; the network still plays from its observation). One search
+    per position instead of ``samples``, and the targets average over the real hidden hands."""
 
 
 class TrainConfig(TopLevelConfig):

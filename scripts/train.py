@@ -392,7 +392,8 @@ def _distill(
         seed = config.seed * 1_000_003 + round_
         cache = config.run_dir / "teacher" / f"round_{round_:03d}.npz"
         source = [config.preset, config.players, config.rules, config.seed, round_, settings.positions]
-        key = json.dumps([*source, settings.games, settings.teacher]) + (_digest(model) if round_ else "")
+        source += [settings.games, settings.teacher, settings.privileged]
+        key = json.dumps(source) + (_digest(model) if round_ else "")
         data = load_labels(cache, key)
         if data is None:
             if round_ == 0:
@@ -400,11 +401,16 @@ def _distill(
             else:
                 generator = torch.Generator(device=device).manual_seed(seed)
                 behaviour = NetworkPolicy("learner", model, greedy=False, generator=generator)
-            obs, mask = collect_positions(rules, behaviour, settings.positions, settings.games, seed)
+            positions = collect_positions(rules, behaviour, settings.positions, settings.games, seed)
             teacher = make_bot("pimc", rules, seed, **settings.teacher)
-            task = bar.add_task(f"teacher round {round_}", total=len(obs), info="positions labelled")
+            task = bar.add_task(
+                f"teacher round {round_}", total=settings.positions, info="positions labelled"
+            )
             data = label_positions(
-                teacher, obs, mask, progress=lambda done, task=task: bar.update(task, completed=done)
+                teacher,
+                positions,
+                settings.privileged,
+                progress=lambda done, task=task: bar.update(task, completed=done),
             )
             save_labels(cache, key, data)
         labelled.append(data)

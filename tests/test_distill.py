@@ -15,6 +15,7 @@ from agents.arena import run_arena
 from agents.config import ArenaConfig, ConfigError
 from agents.distill import (
     Labelled,
+    Positions,
     collect_positions,
     distill_epochs,
     distill_loss,
@@ -22,6 +23,7 @@ from agents.distill import (
     load_labels,
     save_labels,
 )
+from agents.features import Board, pack_tiles
 from agents.network import ActorCritic
 from agents.policy import make_bot
 from agents.search import PimcBot
@@ -29,14 +31,15 @@ from agents.train_config import parse_train_config
 from domino_env import DominoCore, Rules
 
 
-def choice_positions(rules: Rules, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def choice_positions(rules: Rules, count: int, seed: int) -> Positions:
     return collect_positions(rules, make_bot("strong", rules, seed=seed), count, num_games=64, seed=seed)
 
 
 @pytest.mark.parametrize(("name", "players"), [("block", 2), ("all_fives", 2), ("partnership", 4)])
 def test_move_values_are_the_search_pimc_plays(name: str, players: int) -> None:
     rules = Rules.preset(name, players)
-    obs, mask = choice_positions(rules, 40, seed=3)
+    found = choice_positions(rules, 40, seed=3)
+    obs, mask = found.obs, found.mask
     assert (mask.sum(axis=1) > 1).all()
     values = PimcBot(rules, seed=5, samples=4).move_values(obs, mask)
     assert np.isfinite(values[mask]).all() and np.isnan(values[~mask]).all()
@@ -45,21 +48,41 @@ def test_move_values_are_the_search_pimc_plays(name: str, players: int) -> None:
     np.testing.assert_array_equal(played, np.nanargmax(values, axis=1))
 
 
-def test_positions_are_seeded_and_have_a_choice() -> None:
+def test_positions_are_seeded_have_a_choice_and_carry_their_deal() -> None:
     rules = Rules.preset("draw", 2)
-    obs, mask = choice_positions(rules, 100, seed=1)
-    assert obs.shape == (100, DominoCore(rules, 1).obs_size) and mask.shape == (100, rules.num_actions)
-    assert (mask.sum(axis=1) > 1).all()
-    again = choice_positions(rules, 100, seed=1)
-    np.testing.assert_array_equal(obs, again[0])
-    assert not np.array_equal(obs, choice_positions(rules, 100, seed=2)[0])
+    found = choice_positions(rules, 100, seed=1)
+    assert found.obs.shape == (100, DominoCore(rules, 1).obs_size)
+    assert found.mask.shape == (100, rules.num_actions) and (found.mask.sum(axis=1) > 1).all()
+    np.testing.assert_array_equal(found.obs, choice_positions(rules, 100, seed=1).obs)
+    assert not np.array_equal(found.obs, choice_positions(rules, 100, seed=2).obs)
+    # The deal behind each position: relative seat 0 holds the observer's own hand, and no tile
+    # is in two hands nor both in a hand and on the table.
+    board = Board(rules, found.obs)
+    np.testing.assert_array_equal(found.hands[:, 0], board.hand)
+    assert (found.hands[:, 0] & found.hands[:, 1] == 0).all()
+    on_table = pack_tiles(board.owner >= 2)
+    assert (np.bitwise_or.reduce(found.hands, axis=1) & on_table == 0).all()
+    assert (np.sort(found.orders, axis=1) == np.arange(28)).all()
+
+
+def test_a_privileged_teacher_searches_the_true_deal() -> None:
+    """Block with two players: the true deal leaves nothing to chance, so the privileged labels do not
+    depend on the teacher's seed, while labels from sampled deals do."""
+    rules = Rules.preset("block", 2)
+    found = choice_positions(rules, 64, seed=8)
+    first, second = (
+        label_positions(PimcBot(rules, seed=s, samples=4), found, privileged=True) for s in (1, 2)
+    )
+    np.testing.assert_array_equal(first.values, second.values)
+    sampled = [label_positions(PimcBot(rules, seed=s, samples=4), found).values for s in (1, 2)]
+    assert not np.array_equal(*sampled)
+    assert np.isfinite(first.values[found.mask]).all() and np.isnan(first.values[~found.mask]).all()
 
 
 def test_distillation_learns_the_teachers_ranking() -> None:
     """On a small labelled set the network comes to play the teacher's best move and to predict its value."""
     rules = Rules.preset("block", 2)
-    obs, mask = choice_positions(rules, 256, seed=6)
-    data = label_positions(PimcBot(rules, seed=1, samples=4), obs, mask)
+    data = label_positions(PimcBot(rules, seed=1, samples=4), choice_positions(rules, 256, seed=6))
     torch.manual_seed(0)
     model = ActorCritic(rules, (64,), move_features=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -73,7 +96,8 @@ def test_distillation_learns_the_teachers_ranking() -> None:
 
 def test_loss_is_the_cross_entropy_to_the_soft_targets() -> None:
     rules = Rules.preset("block", 2)
-    obs, mask = choice_positions(rules, 16, seed=2)
+    found = choice_positions(rules, 16, seed=2)
+    obs, mask = found.obs, found.mask
     values = np.where(mask, np.random.default_rng(0).normal(size=mask.shape) * 3, np.nan).astype(np.float32)
     model = ActorCritic(rules, (32,), move_features=True)
     o, m = torch.from_numpy(obs), torch.from_numpy(mask)
