@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: train demo test lint format bench soak clean
+.PHONY: train demo test lint format bench soak docs docs-serve clean
 
 # PyTorch: the CPU build (a local 2.13.0 wheel where this machine keeps one) goes in
 # first, so that the train and sb3 extras do not pull a multi-GB CUDA build.
@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0 || echo "note: no local CPU torch wheel; pip picks a build"
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,sb3]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,sb3,docs]'
 	touch $(STAMP)
 
 ## The main job: train a small agent with the default config (ARGS="key=value ...");
@@ -46,6 +46,14 @@ bench: $(STAMP)
 ## Differential soak: core vs reference for as long as asked (ARGS="--minutes 10").
 soak: $(STAMP)
 	$(BIN)/python scripts/soak.py $(ARGS)
+
+## The documentation site (mkdocs.yml, docs/): build it into site/ (strict: a broken link fails),
+## or serve it at http://127.0.0.1:8000 with live reload.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs serve
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
