@@ -42,7 +42,7 @@ ROLLOUT_BOTS = {"strong": bots.StrongBot, "heaviest": bots.HeaviestBot, "random"
 def default_samples(rules: Rules) -> int:
     """24 sampled deals per move; 12 with fives scoring, whose longer playouts (drawing and
     scoring to the end of the round) would otherwise pass 20 ms per move one game at a time.
-    Both budgets beat ``strong`` on 2,000 duplicate deals (README, Benchmarking)."""
+    Both budgets beat ``strong`` on 2,000 duplicate deals (docs/arena.md)."""
     return 12 if rules.fives else 24
 
 
@@ -50,7 +50,7 @@ def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
     """The playout policy: a fast bot by name, or a trained network by checkpoint path (greedy).
 
     A network that plays better than ``strong`` makes better playouts: the search's
-    values are only as good as the play it assumes after the move (README, Benchmarking).
+    values are only as good as the play it assumes after the move (docs/arena.md).
     """
     if spec in ROLLOUT_BOTS:
         return ROLLOUT_BOTS[spec](rules, seed=seed)
