@@ -91,8 +91,11 @@ in `_cumulative_rewards` and returned by `last()`).
 * `reward="win"`: at the end of the episode only: +1 to each seat of the winning side,
   -1 to every other seat; 0 to all when nobody wins (a round void by a tie). The winner
   is the round winner (`episode="round"`) or the game winner (`episode="match"`).
-* An illegal action through `env()` ends the episode (TerminateIllegalWrapper): the
-  offender gets -1, everybody else 0. Through `raw_env` it raises
+* An illegal action through `env()` ends the episode, as PettingZoo's
+  `TerminateIllegalWrapper` does: the offender gets -1, everybody else 0. (`env()` does
+  natively what PettingZoo's three usual wrappers do, `OrderEnforcingWrapper`,
+  `AssertOutOfBoundsWrapper` and `TerminateIllegalWrapper`, with the same behaviour and
+  at nearly the speed of `raw_env`; see `checked_env`.) Through `raw_env` it raises
   `domino_env.IllegalMoveError` naming the move, the seat and the legal moves.
   Through either, an action that is not an integer (a bool, a float) raises ValueError
   (NumPy integers are fine), and `step` before `reset` raises an error saying so. Once
@@ -100,7 +103,8 @@ in `_cumulative_rewards` and returned by `last()`).
   PettingZoo's `OrderEnforcingWrapper` does.
 
 Terminations: every agent terminates when the episode ends. There are no truncations
-(every round is finite).
+(every round is finite), except that an illegal move through `env()` marks every agent
+both terminated and truncated, as `TerminateIllegalWrapper` does.
 
 ### Rendering
 
@@ -159,8 +163,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .core import action_index
@@ -175,12 +179,9 @@ ILLEGAL_REWARD = -1
 ENV_ID = "domino_rl/dominoes_v0"
 
 
-def env(**kwargs: Any) -> AECEnv:
-    """The AEC env with PettingZoo's usual wrappers (illegal move ends the episode, reward -1)."""
-    wrapped: AECEnv = raw_env(**kwargs)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
-    wrapped = _CheckedActions(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+def env(**kwargs: Any) -> checked_env:
+    """The AEC env with what PettingZoo's usual wrappers check, done natively (``checked_env``)."""
+    return checked_env(**kwargs)
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
@@ -242,6 +243,7 @@ class raw_env(AECEnv, EzPickle):
         )
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        self._num_actions = num_actions
         self._no_actions = np.zeros(num_actions, dtype=np.int8)
         self.decisions = 0
         """Actions agents were asked for since the last reset (forced moves skipped are not counted)."""
@@ -289,7 +291,10 @@ class raw_env(AECEnv, EzPickle):
             return
         if action is None:
             raise ValueError(f"{agent} is to move and must give an action, not None")
-        action = action_index(action, self.rules.num_actions)
+        self._play(agent, action_index(action, self._num_actions))
+
+    def _play(self, agent: str, action: int) -> None:
+        """``agent``, alive and to move, plays the integer ``action``."""
         end = self.game.step(action)  # raises IllegalMoveError before anything changes
         self.decisions += 1
         ends = ([] if end is None else [end]) + self._play_forced()
@@ -348,9 +353,13 @@ class raw_env(AECEnv, EzPickle):
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
         seat = self._seat[agent]
-        to_move = not self.game.over and seat == self.game.to_play
-        mask = self.game.legal_mask() if to_move else self._no_actions.copy()
-        return {"observation": self.game.observation(seat), "action_mask": mask}
+        return {"observation": self.game.observation(seat), "action_mask": self._mask(seat)}
+
+    def _mask(self, seat: int) -> np.ndarray:
+        """The action mask in ``seat``'s observation: its legal actions when it is to move, else zeros."""
+        if not self.game.over and seat == self.game.to_play:
+            return self.game.legal_mask()
+        return self._no_actions.copy()
 
     # -- moves in record notation ------------------------------------------------------------
     def action_to_move(self, action: int) -> str:
@@ -389,24 +398,140 @@ class raw_env(AECEnv, EzPickle):
         """Nothing to release: rendering opens no window."""
 
 
-class _CheckedActions(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's bounds assertion, after a clear ValueError for what is not an integer action.
+#: Attributes that ``checked_env`` refuses before ``reset`` (as ``OrderEnforcingWrapper`` does).
+BEFORE_RESET = frozenset(
+    ("rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents")
+)
 
-    ``Discrete.contains`` takes ``True`` for 1, and ``TerminateIllegalWrapper`` then
-    indexes the mask with it; a bool, float or string never reaches it here.
+
+class checked_env(raw_env):
+    """``raw_env`` with PettingZoo's three usual wrappers done natively: what ``env()`` returns.
+
+    It behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(
+    raw_env(...), illegal_reward=-1)))`` does (tests/test_env_wrappers.py holds them equal),
+    at the speed of ``raw_env``, since no call goes through ``BaseWrapper.__getattr__``:
+
+    * order (``OrderEnforcingWrapper``): before the first ``reset``, ``step``, ``observe``,
+      ``render``, ``state`` and ``agent_iter`` raise AssertionError and the attributes
+      ``agents``, ``rewards``, ``terminations``, ``truncations``, ``infos``,
+      ``agent_selection`` and ``num_agents`` raise AttributeError; a ``step`` once every
+      agent has been stepped out only warns (``EnvLogger``); ``agent_iter`` asserts that each
+      iteration steps or resets.
+    * bounds (``AssertOutOfBoundsWrapper``): an integer action outside ``0..n-1`` raises
+      AssertionError; first, an action that is not an integer (a bool, a float, None for a
+      live agent) raises ValueError, naming the action and the range.
+    * illegal moves (``TerminateIllegalWrapper``): an action the mask of the mover's last
+      observation rules out ends the episode: a warning, every agent terminated *and*
+      truncated, reward -1 to the mover and 0 to the others, infos unchanged.
+
+    Beyond the wrappers: ``unwrapped`` is the env itself (there is no wrapper chain), and the
+    private attributes that exist can be read (the wrappers refused every private name
+    but ``_cumulative_rewards``).
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        del self.agents  # refused until reset, as every name of BEFORE_RESET
+        self._reset_called = False  # OrderEnforcingWrapper's _has_reset: set even if reset fails
+        self._has_updated = False  # a step or a reset since the last agent_iter iteration
+        self._prev_obs: dict[str, np.ndarray] | None = None  # the mover's last observation
+
+    def __getattr__(self, name: str) -> Any:
+        """Only for names not found: the errors the wrappers give for them."""
+        if name in BEFORE_RESET and not self.__dict__.get("_reset_called", False):
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        if name.startswith("_") and name != "_cumulative_rewards":
+            raise AttributeError(f"accessing private attribute '{name}' is prohibited")
+        raise AttributeError(f"'raw_env' object has no attribute '{name}'")
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if not self._reset_called:
+            self.agents = self.possible_agents[:]  # what raw_env holds should its reset fail
+        self._reset_called = True
+        self._has_updated = True
+        self._prev_obs = None
+        super().reset(seed=seed, options=options)
+
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if action is None and (self.terminations[agent] or self.truncations[agent]):
-            super().step(action)
+        if not self._reset_called:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
             return
-        num_actions = self.action_space(agent).n
+        agent = self.agent_selection
+        dead = self.terminations[agent] or self.truncations[agent]
+        if action is None and dead:
+            self._prev_obs = None
+            self._was_dead_step(None)
+            return
+        num_actions = self._num_actions
         index = action_index(action, num_actions)
         assert 0 <= index < num_actions, (
             f"action {index} is not in action space Discrete({num_actions}): actions are 0..{num_actions - 1}"
         )
-        super().step(index)
+        observation, self._prev_obs = self._prev_obs, None
+        if dead:
+            self._was_dead_step(index)  # raises: a dead agent's only action is None
+            return
+        mask = self._mask(self._seat[agent]) if observation is None else observation["action_mask"]
+        if mask[index]:
+            self._play(agent, index)
+        else:
+            self._terminate_illegal(agent)
+
+    def _terminate_illegal(self, agent: str) -> None:
+        """What TerminateIllegalWrapper does on an illegal move (its ``_terminated`` flag only
+        picks between two calls that do the same, so it is not kept)."""
+        EnvLogger.warn_on_illegal_move()
+        self._cumulative_rewards[agent] = 0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.truncations, 0)
+        self.rewards[agent] = float(ILLEGAL_REWARD)
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._reset_called:
+            EnvLogger.error_observe_before_reset()
+        observation = super().observe(agent)
+        if agent == self.agent_selection:
+            self._prev_obs = observation  # its mask decides whether the next action is legal
+        return observation
+
+    def last(self, observe: bool = True) -> tuple:
+        return AECEnv.last(self, observe)
+
+    def render(self) -> str | np.ndarray | None:
+        if not self._reset_called:
+            EnvLogger.error_render_before_reset()
+        return super().render()
+
+    def state(self) -> np.ndarray:
+        if not self._reset_called:
+            EnvLogger.error_state_before_reset()
+        return super().state()
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        if not self._reset_called:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderedIterable(self, max_iter)
+
+
+class _OrderedIterable(AECIterable):
+    def __iter__(self) -> AECIterator:
+        return _OrderedIterator(self.env, self.max_iter)
+
+
+class _OrderedIterator(AECIterator):
+    """``AECOrderEnforcingIterator`` for ``checked_env``."""
+
+    def __next__(self) -> str:
+        agent = super().__next__()
+        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        self.env._has_updated = False
+        return agent
 
 
 def _register() -> None:

@@ -1,14 +1,11 @@
 """Environment speed: random legal play through every engine and environment.
 
-``core``: the vectorised core (compiled kernels); every step builds the legal mask
-and the observation of the seat to move, picks a uniformly random legal action per game and steps the
-batch. Throughput counts agent moves (placements); automatic draws and passes are
-not moves. ``reference`` and ``game``: the one-game engines, observation read every
-move. ``openspiel``: OpenSpiel's ``python_block_dominoes`` when installed (2p block
-only), legal actions and observation tensor every move. ``aec`` / ``aec-raw``: the
-PettingZoo env through ``env()`` (its wrappers) or ``raw_env``, random legal agents,
-steps/s. ``vector``: the native Gymnasium vector env, random opponents and a random
-legal learner, learner steps/s.
+The engines (``domino_env.benchmark``, whose docstring says what each counts): ``core``
+(the vectorised core, compiled kernels; moves/s and peak memory), ``reference`` and
+``game`` (the one-game engines), ``openspiel`` (OpenSpiel's ``python_block_dominoes``
+when installed, 2p block only), ``aec`` / ``aec-raw`` (the PettingZoo env through
+``env()`` or ``raw_env``, steps/s), ``vector`` (the native Gymnasium vector env, learner
+steps/s). Legal actions and the observation of the seat to move are built every move.
 
     python scripts/bench_env.py                                  # 2p block, N=8192
     python scripts/bench_env.py --all --seconds 2                # every preset x players
@@ -23,10 +20,8 @@ import json
 import sys
 from dataclasses import asdict
 
-from domino_env.benchmark import Measurement, bench_core, bench_openspiel, bench_reference, format_table
-from domino_env.env_benchmarks import bench_aec, bench_game
+from domino_env.benchmark import ENGINES, Measurement, format_table, measure
 from domino_env.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
-from domino_env.vector_benchmark import bench_vector
 
 
 def configurations(args: argparse.Namespace) -> list[tuple[str, int]]:
@@ -42,50 +37,6 @@ def configurations(args: argparse.Namespace) -> list[tuple[str, int]]:
                 )
             chosen.append((name, p))
     return chosen
-
-
-ENGINES = ("core", "reference", "openspiel", "game", "aec", "aec-raw", "vector")
-
-
-def measure(engine: str, rules: Rules, args: argparse.Namespace) -> list[Measurement]:
-    """The rows one engine contributes for one rule set (none when it does not apply)."""
-    seconds, seed = args.seconds, args.seed
-    if engine == "core":
-        return [bench_core(rules, n, seconds, seed) for n in args.num_envs]
-    if engine == "reference":
-        return [bench_reference(rules, seconds, seed)]
-    if engine == "openspiel":
-        spiel = bench_openspiel(seconds, seed) if (rules.name, rules.players) == ("block", 2) else None
-        return [spiel] if spiel else []
-    if engine == "game":
-        return [
-            Measurement(
-                "game (one-game engine)",
-                rules.name,
-                rules.players,
-                1,
-                0,
-                seconds,
-                bench_game(rules, seconds=seconds, seed=seed),
-            )
-        ]
-    if engine in ("aec", "aec-raw"):
-        wrapped = engine == "aec"
-        label = "pettingzoo env() (wrapped)" if wrapped else "pettingzoo raw_env"
-        rate = bench_aec(rules, seconds=seconds, seed=seed, wrapped=wrapped)
-        return [Measurement(label, rules.name, rules.players, 1, 0, seconds, rate)]
-    return [
-        Measurement(
-            "vector env (learner steps)",
-            rules.name,
-            rules.players,
-            n,
-            0,
-            seconds,
-            bench_vector(rules.name, rules.players, n, seconds, seed),
-        )
-        for n in args.vector_envs
-    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, players in configurations(args):
         rules = Rules.preset(name, players)
         for engine in args.engines:
-            rows += measure(engine, rules, args)
+            rows += measure(engine, rules, args.seconds, args.seed, args.num_envs, args.vector_envs)
             print(f"measured {engine} {name} {players}p", file=sys.stderr)
     if args.json:
         out = {f"{r.engine}/{r.preset}/{r.players}p/N={r.num_envs}": asdict(r) for r in rows}
