@@ -424,9 +424,10 @@ class checked_env(raw_env):
       observation rules out ends the episode: a warning, every agent terminated *and*
       truncated, reward -1 to the mover and 0 to the others, infos unchanged.
 
-    Beyond the wrappers: ``unwrapped`` is the env itself (there is no wrapper chain), and the
-    private attributes that exist can be read (the wrappers refused every private name
-    but ``_cumulative_rewards``).
+    Beyond the wrappers: ``unwrapped`` is the env itself (there is no wrapper chain, so
+    ``env.unwrapped.step`` checks too), the private attributes that exist can be read (the
+    wrappers refused every private name but ``_cumulative_rewards``), and a pickled copy is
+    a new env to reset, like ``raw_env``'s (the wrappers' copy kept their reset flag).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
