@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from agents.policy import make_bot
 from agents.search import PimcBot
 from agents.train_config import parse_train_config
 from domino_env import DominoCore, Rules
+from scripts import train as train_script
 
 
 def choice_positions(rules: Rules, count: int, seed: int) -> Positions:
@@ -115,10 +115,6 @@ def test_loss_is_the_cross_entropy_to_the_soft_targets() -> None:
 
 
 # -- the training path: scripts/train.py with ``distill`` -------------------------------------------
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
-train_script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(train_script)
 
 DISTILL = {
     "preset": "block",

@@ -42,6 +42,7 @@ from domino_env.observation import observation_fields
 from domino_env.pettingzoo_env import env, raw_env
 from domino_env.records import RECORD_KEYS, round_from_record
 from domino_env.rules import SCORE_LIMIT
+from tests.test_records import SEED001  # seed 001's worked example
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
@@ -350,15 +351,6 @@ def test_solo_env_misuse_is_consistent_with_the_aec_env() -> None:
 
 
 # -- fuzzing record replay ----------------------------------------------------------------------------
-SEED001 = {
-    "preset": "idrd_draw",
-    "players": 2,
-    "hands": [
-        ["6-6", "3-3", "0-0", "1-0", "2-2", "4-2", "5-4"],
-        ["6-3", "3-1", "5-5", "4-4", "2-1", "5-0", "4-0"],
-    ],
-    "moves": ["6-6", "6-3:right", "3-3", "3-1"],
-}
 PRESET_NAMES = ["block", "idrd_draw", "muggins", "all_fives", "partnership", "draw", "blok"]
 RULE_FIELDS = ["target", "hand_size", "drawing", "spinner", "redeal_doubles", "first_opener", "teams", "name"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +18,9 @@ from agents.ppo import Opponents, Rollout, collect_rollout, compute_advantages
 from agents.train_config import load_train_config, parse_train_config
 from domino_env import Rules
 from domino_env.selfplay import SelfPlay
+from scripts import train as train_script
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
-train_script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(train_script)
 
 TINY = {
     "preset": "block",

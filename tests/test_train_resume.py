@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -17,11 +16,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from agents.checkpoint import load_checkpoint
 from agents.train_config import load_train_config, parse_train_config
+from scripts import train as train_script
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
-train_script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(train_script)
 
 TINY = {
     "preset": "block",
