@@ -185,13 +185,18 @@ def command(folder: Path, *extra: str) -> list[str]:
 
 
 def start_and_wait_for_a_checkpoint(folder: Path, *extra: str) -> subprocess.Popen:
-    """train.py in its own session (a shell's background job ignores SIGINT), once it has a checkpoint."""
+    """train.py in its own session, once it has a checkpoint.
+
+    SIGINT is put back to its default in the child: a process that starts with it ignored
+    (a shell's background job, or a test runner's worker that ignores it) keeps ignoring it.
+    """
     process = subprocess.Popen(
         command(folder, *extra),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     first = folder / "killed" / "checkpoints" / update_file(1)
     deadline = time.monotonic() + 120
