@@ -140,6 +140,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
     """Run (or continue) the training ``config`` describes; returns the last update's statistics."""
     console = console or Console()
     rules = config.build_rules()
+    _check_bots(config, rules)
     checkpoints = config.run_dir / "checkpoints"
 
     # Seeding: numpy draws the minibatches, torch the learner's moves; deals are seeded per update.
@@ -354,6 +355,20 @@ def _recover(last: Path, best: Path) -> dict[str, Any]:
         return kept
     payload["best_score"] = kept["best_score"]
     return payload
+
+
+def _check_bots(config: TrainConfig, rules: Rules) -> None:
+    """Build every bot the run will build, once, so that a bad option (an unknown keyword, a
+    rollout_bot that is no bot nor checkpoint) stops it before it starts, naming its key."""
+    names = {name for name in (*config.opponents, *config.eval.opponents) if name not in (SELF, PAST)}
+    checks = [(f"bots.{name}", name, config.bots.get(name, {})) for name in sorted(names)]
+    if config.distill.rounds:
+        checks.append(("distill.teacher", "pimc", config.distill.teacher))
+    for key, name, options in checks:
+        try:
+            make_bot(name, rules, 0, **options)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{key}: {error}") from None
 
 
 def _load_weights(model: ActorCritic, path: str, rules: Rules) -> None:

@@ -195,3 +195,14 @@ def test_distillation_settings_are_checked() -> None:
         parse_train_config({"distill": {"teacher": {"samples": 0}}})
     with pytest.raises(ConfigError, match="did you mean 'pimc'"):
         parse_train_config({"bots": {"pimcc": {}}})
+
+
+def test_bad_bot_options_stop_the_run_before_it_starts(tmp_path: Path) -> None:
+    """Options are only known to the bot's constructor: the run builds each bot once, up front."""
+    bad_rollout = distill_config(tmp_path, "r", bots={"pimc": {"rollout_bot": "nope"}})
+    with pytest.raises(ConfigError, match=r"bots\.pimc: rollout_bot must be one of"):
+        train_script.train(bad_rollout)
+    bad_teacher = distill_config(tmp_path, "t", distill={**DISTILL["distill"], "teacher": {"foo": 1}})
+    with pytest.raises(ConfigError, match=r"distill\.teacher: .*unexpected keyword argument 'foo'"):
+        train_script.train(bad_teacher)
+    assert not (tmp_path / "r" / "checkpoints").exists() and not (tmp_path / "t").exists()
