@@ -5,9 +5,9 @@ legal-action mask), never the engine's hidden state; ``omniscient`` is the one
 marked exception (``cheats = True``), an upper bound for research.
 """
 
-from .arena import ArenaResult, run_arena
-from .config import ArenaConfig, ConfigError, load_config
-from .policy import BOT_NAMES, Bot, load_policy, make_bot, register_checkpoint_loader
+from agents.arena.config import ArenaConfig, ConfigError, load_config
+from agents.arena.tournament import ArenaResult, run_arena
+from agents.bots.registry import BOT_NAMES, Bot, load_policy, make_bot, register_checkpoint_loader
 
 __all__ = [
     "BOT_NAMES",

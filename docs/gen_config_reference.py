@@ -2,7 +2,7 @@
 
 ``docs/hooks.py`` puts ``config_reference()`` where ``docs/training/config.md`` says
 ``<!-- config-reference -->``, at every build, so the page lists exactly the keys of
-``agents.train_config.TrainConfig`` and ``agents.config.ArenaConfig`` (nested sections
+``agents.training.config.TrainConfig`` and ``agents.arena.config.ArenaConfig`` (nested sections
 recursively) with their type, default, range (from the fields' ``ge``/``gt``/``le``/``lt``,
 length limits and ``Literal`` choices) and meaning (the attribute docstrings, which pydantic
 keeps as the fields' descriptions). Every key's table cell carries an anchor
@@ -31,12 +31,12 @@ MARKER = "<!-- config-reference -->"
 
 def config_reference() -> str:
     """The Markdown of the whole reference: training config, arena config, names, limits."""
-    from agents import config as arena_module
-    from agents import train_config as train_module
-    from agents.config import BOT_OPTION_LIMITS, ArenaConfig
-    from agents.policy import BOT_NAMES
-    from agents.train_config import PAST, RESUMABLE_CHANGES, SELF, TrainConfig
-    from domino_env.rules import PRESET_NAMES, PRESET_PLAYERS
+    from agents.arena import config as arena_module
+    from agents.arena.config import BOT_OPTION_LIMITS, ArenaConfig
+    from agents.bots.registry import BOT_NAMES
+    from agents.training import config as train_module
+    from agents.training.config import PAST, RESUMABLE_CHANGES, SELF, TrainConfig
+    from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS
 
     out: list[str] = []
     out += ["## Training config (`scripts/train.py`)", ""]
@@ -46,7 +46,7 @@ def config_reference() -> str:
         "### Keys that may change on `--resume`",
         "",
         "A resumed run refuses a config that differs from its checkpoint's except in these "
-        "top-level keys (`agents.train_config.RESUMABLE_CHANGES`): "
+        "top-level keys (`agents.training.config.RESUMABLE_CHANGES`): "
         + ", ".join(f"`{key}`" for key in RESUMABLE_CHANGES)
         + ".",
         "",
@@ -67,7 +67,7 @@ def config_reference() -> str:
     out += [
         "Options under `bots.<name>` (and `distill.teacher`, the options of `pimc`) go to the bot's "
         "constructor, which refuses unknown ones; these are range-checked when the config is read "
-        "(`agents.config.BOT_OPTION_LIMITS`):",
+        "(`agents.arena.config.BOT_OPTION_LIMITS`):",
         "",
         "| bot | option | type | range |",
         "|---|---|---|---|",

@@ -55,7 +55,7 @@ def preset_table(name: str) -> str:
     import dataclasses
     import inspect
 
-    from domino_env.rules import PRESET_PLAYERS, Rules
+    from domino_env.engine.rules import PRESET_PLAYERS, Rules
 
     counts = PRESET_PLAYERS[name]
     presets = [Rules.preset(name, players) for players in counts]

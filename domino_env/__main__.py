@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .benchmark import bench_core, format_table
-from .deals import random_deals
-from .records import replay
-from .reference import Round, deal_to_hands
-from .render import render_text
-from .rules import PRESET_NAMES, Rules
+from domino_env.engine.deals import random_deals
+from domino_env.engine.reference import Round, deal_to_hands
+from domino_env.engine.rules import PRESET_NAMES, Rules
+from domino_env.tools.benchmark import bench_core, format_table
+from domino_env.tools.records import replay
+from domino_env.tools.render import render_text
 
 
 def run_replay(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """Environment speed: random legal play through every engine and environment.
 
-The engines (``domino_env.benchmark``, whose docstring says what each counts): ``core``
+The engines (``domino_env.tools.benchmark``, whose docstring says what each counts): ``core``
 (the vectorised core, compiled kernels; moves/s and peak memory), ``reference`` and
 ``game`` (the one-game engines), ``openspiel`` (OpenSpiel's ``python_block_dominoes``
 when installed, 2p block only), ``aec`` / ``aec-raw`` (the PettingZoo env through
@@ -20,8 +20,8 @@ import json
 import sys
 from dataclasses import asdict
 
-from domino_env.benchmark import ENGINES, Measurement, format_table, measure
-from domino_env.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
+from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
+from domino_env.tools.benchmark import ENGINES, Measurement, format_table, measure
 
 
 def configurations(args: argparse.Namespace) -> list[tuple[str, int]]:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import yaml
 
-from agents.policy import make_bot
+from agents.bots.registry import make_bot
 from domino_env import DominoCore, Rules
 
 PRESETS = (("block", 2), ("draw", 2), ("all_fives", 2), ("partnership", 4))

@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from agents.arena import run_arena
-from agents.config import ConfigError, load_config
-from agents.report import print_result, save
+from agents.arena.config import ConfigError, load_config
+from agents.arena.report import print_result, save
+from agents.arena.tournament import run_arena
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "arena.yaml"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from agents.checkpoint import CheckpointError, export_policy
+from agents.training.checkpoint import CheckpointError, export_policy
 
 
 def main(argv: list[str] | None = None) -> int:

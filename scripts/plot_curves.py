@@ -4,7 +4,7 @@
     python scripts/plot_curves.py runs/quickstart runs/block --out compare.png --x wall_time
 
 Reads the TensorBoard event files ``scripts/train.py`` writes to ``runs/<name>/``
-(``agents.curves``); one line per run, one panel per eval opponent.
+(``agents.training.curves``); one line per run, one panel per eval opponent.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 
-from agents.curves import plot_learning_curves
+from agents.training.curves import plot_learning_curves
 
 
 def main(argv: list[str] | None = None) -> int:

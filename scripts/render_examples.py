@@ -15,10 +15,10 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from domino_env.game import Game
-from domino_env.reference import Round
-from domino_env.render import png_bytes, render_image
-from domino_env.rules import Rules
+from domino_env.engine.game import Game
+from domino_env.engine.reference import Round
+from domino_env.engine.rules import Rules
+from domino_env.tools.render import png_bytes, render_image
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,8 +16,8 @@ import itertools
 import sys
 import time
 
-from domino_env.crosscheck import CrossCheck, Disagreement
-from domino_env.rules import PRESET_NAMES, Rules, all_configurations
+from domino_env.engine.rules import PRESET_NAMES, Rules, all_configurations
+from domino_env.tools.crosscheck import CrossCheck, Disagreement
 
 
 def main(argv: list[str] | None = None) -> int:

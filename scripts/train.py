@@ -29,7 +29,7 @@ text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the be
 points difference against the first eval opponent; for ``episode: match`` the best share of
 duplicate matches won against it, ``eval/match_win_vs_<bot>``). Any checkpoint plays in the
 arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.pt,strong]``
-(with ``agents.checkpoint`` imported).
+(with ``agents.training.checkpoint`` imported).
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.arena import run_arena
-from agents.checkpoint import (
+from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.tournament import run_arena
+from agents.bots.registry import make_bot
+from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
     CheckpointError,
@@ -68,19 +70,7 @@ from agents.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
-from agents.config import ArenaConfig, ConfigError
-from agents.distill import (
-    Labelled,
-    collect_positions,
-    distill_epochs,
-    label_positions,
-    load_labels,
-    save_labels,
-)
-from agents.network import ActorCritic, resolve_device
-from agents.policy import make_bot
-from agents.ppo import Opponents, collect_rollout, compute_advantages, ppo_update
-from agents.train_config import (
+from agents.training.config import (
     PAST,
     RESUMABLE_CHANGES,
     SELF,
@@ -88,8 +78,18 @@ from agents.train_config import (
     load_train_config,
     parse_train_config,
 )
-from domino_env.rules import Rules
-from domino_env.selfplay import SelfPlay
+from agents.training.distill import (
+    Labelled,
+    collect_positions,
+    distill_epochs,
+    label_positions,
+    load_labels,
+    save_labels,
+)
+from agents.training.network import ActorCritic, resolve_device
+from agents.training.ppo import Opponents, collect_rollout, compute_advantages, ppo_update
+from domino_env.engine.rules import Rules
+from domino_env.envs.selfplay import SelfPlay
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,7 +201,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
             best_score = _evaluate_and_record(existing[-1], pending, rng, config, writer, console)
         if config.distill.rounds and not resume:
             # 0. Distillation: the network learns the search teacher's values of every legal move
-            #    (agents/distill.py); it is checkpointed and evaluated as update 0, then PPO takes over.
+            #    (training/distill.py); it is checkpointed and evaluated as update 0, then PPO takes over.
             _distill(model, config, rules, device, rng, writer, bar)
             snapshots = [_weights(model)]
             path = checkpoints / "update_000000.pt"
@@ -392,7 +392,7 @@ def _distill(
     writer: SummaryWriter,
     bar: Progress,
 ) -> None:
-    """``distill.rounds`` rounds of expert iteration (agents/distill.py): label positions with the teacher,
+    """``distill.rounds`` rounds of expert iteration (training/distill.py): label positions with the teacher,
     then train on every position labelled so far.
 
     Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play

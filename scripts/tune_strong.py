@@ -15,12 +15,12 @@ import argparse
 
 import numpy as np
 
-from agents.arena import seatings
-from agents.bots import FEATURES, STRONG_WEIGHTS, StrongBot, family
-from agents.duplicate import duplicate_deals, play, rotations
-from agents.policy import make_bot
-from agents.stats import paired_difference, seated
-from domino_env.rules import Rules
+from agents.arena.duplicate import duplicate_deals, play, rotations
+from agents.arena.stats import paired_difference, seated
+from agents.arena.tournament import seatings
+from agents.bots.heuristic import FEATURES, STRONG_WEIGHTS, StrongBot, family
+from agents.bots.registry import make_bot
+from domino_env.engine.rules import Rules
 
 POOL = ("heaviest", "doubles", "diverse", "blocker", "fives")
 STEPS = (-1.0, -0.5, 0.5, 1.0)

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from agents.arena import display_names, run_arena, schedule_pairs, seatings
-from agents.config import ConfigError, load_config, parse_config
-from agents.duplicate import duplicate_deals, play, rotations
-from agents.policy import make_bot
-from agents.stats import paired_difference, seated
+from agents.arena.config import ConfigError, load_config, parse_config
+from agents.arena.duplicate import duplicate_deals, play, rotations
+from agents.arena.stats import paired_difference, seated
+from agents.arena.tournament import display_names, run_arena, schedule_pairs, seatings
+from agents.bots.registry import make_bot
 from domino_env import Rules
 
 QUIET = {"progress": False}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from domino_env.benchmark import ENGINES, Measurement, format_table, measure
-from domino_env.rules import Rules
+from domino_env.engine.rules import Rules
+from domino_env.tools.benchmark import ENGINES, Measurement, format_table, measure
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_env.py"
 

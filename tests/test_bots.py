@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.arena import seatings
-from agents.duplicate import duplicate_deals, play, rotations, staggered_core
-from agents.features import Board, Moves
-from agents.policy import BOT_NAMES, make_bot, reveal_to_cheater
-from agents.stats import paired_difference, seated
+from agents.arena.duplicate import duplicate_deals, play, rotations, staggered_core
+from agents.arena.stats import paired_difference, seated
+from agents.arena.tournament import seatings
+from agents.bots.features import Board, Moves
+from agents.bots.registry import BOT_NAMES, make_bot, reveal_to_cheater
 from domino_env import DominoCore, Rules
-from domino_env.rules import all_configurations
+from domino_env.engine.rules import all_configurations
 
 HEURISTICS = ("heaviest", "doubles", "diverse", "blocker", "fives", "strong")
 MEANT_FOR = [

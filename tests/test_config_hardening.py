@@ -13,9 +13,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.config import ArenaConfig, ConfigError, ConfigModel, load_config, parse_config
-from agents.policy import BOT_NAMES
-from agents.train_config import (
+from agents.arena.config import ArenaConfig, ConfigError, ConfigModel, load_config, parse_config
+from agents.bots.registry import BOT_NAMES
+from agents.training.config import (
     PAST,
     RESUMABLE_CHANGES,
     SELF,

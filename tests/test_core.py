@@ -1,7 +1,7 @@
 """The batched core (``DominoCore``) on its own: invariants, hidden information,
 determinism, explicit deals, errors, forced openings, batch sizes and match flow.
 
-Everything checked here is recomputed independently from ``domino_env.tiles`` and
+Everything checked here is recomputed independently from ``domino_env.engine.tiles`` and
 the documented conventions (docs/engine.md, RULES.md); the core-vs-reference
 comparison lives in the crosscheck tests.
 """
@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domino_env import IllegalMoveError
-from domino_env.actions import action_to_move
-from domino_env.core import DominoCore, StepResult
-from domino_env.deals import random_deals
-from domino_env.observation import observation_fields
-from domino_env.rules import Rules, all_configurations
-from domino_env.tiles import HIGH, IS_DOUBLE, LOW, NUM_TILES, PIPS, RANK, TOTAL_PIPS
+from domino_env.engine.actions import action_to_move
+from domino_env.engine.core import DominoCore, StepResult
+from domino_env.engine.deals import random_deals
+from domino_env.engine.observation import observation_fields
+from domino_env.engine.rules import Rules, all_configurations
+from domino_env.engine.tiles import HIGH, IS_DOUBLE, LOW, NUM_TILES, PIPS, RANK, TOTAL_PIPS
 
 CONFIGS = all_configurations()
 CONFIG_IDS = [f"{name}-{p}p" for name, p in CONFIGS]

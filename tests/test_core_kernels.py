@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from domino_env import IllegalMoveError
-from domino_env.core import DominoCore
-from domino_env.crosscheck import CrossCheck
-from domino_env.deals import random_deals
-from domino_env.rules import Rules
+from domino_env.engine.core import DominoCore
+from domino_env.engine.deals import random_deals
+from domino_env.engine.rules import Rules
+from domino_env.tools.crosscheck import CrossCheck
 
 STATE = (
     "hands", "table", "deal", "draw_prefix", "bone_pos", "ends", "end_tile", "end_count", "spinner",

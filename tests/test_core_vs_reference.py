@@ -9,8 +9,8 @@ observation, draws, passes, round ends, points and scores.
 import numpy as np
 import pytest
 
-from domino_env.crosscheck import CrossCheck, Disagreement
-from domino_env.rules import Rules, all_configurations
+from domino_env.engine.rules import Rules, all_configurations
+from domino_env.tools.crosscheck import CrossCheck, Disagreement
 
 CONFIGS = all_configurations()
 

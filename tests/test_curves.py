@@ -1,4 +1,4 @@
-"""Training curves: a tiny real run's TensorBoard events read back and plotted (agents.curves)."""
+"""Training curves: a tiny real run's TensorBoard events read back and plotted (agents.training.curves)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from agents.curves import eval_opponents, plot_learning_curves, read_scalars
+from agents.training.curves import eval_opponents, plot_learning_curves, read_scalars
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("plot_curves_script", ROOT / "scripts" / "plot_curves.py")

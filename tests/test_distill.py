@@ -10,9 +10,13 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from agents.arena import run_arena
-from agents.config import ArenaConfig, ConfigError
-from agents.distill import (
+from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.tournament import run_arena
+from agents.bots.features import Board, pack_tiles
+from agents.bots.registry import make_bot
+from agents.bots.search import PimcBot
+from agents.training.config import parse_train_config
+from agents.training.distill import (
     Labelled,
     Positions,
     collect_positions,
@@ -22,11 +26,7 @@ from agents.distill import (
     load_labels,
     save_labels,
 )
-from agents.features import Board, pack_tiles
-from agents.network import ActorCritic
-from agents.policy import make_bot
-from agents.search import PimcBot
-from agents.train_config import parse_train_config
+from agents.training.network import ActorCritic
 from domino_env import DominoCore, Rules
 from scripts import train as train_script
 

@@ -106,8 +106,8 @@ def test_site_builds_strict(site: Path) -> None:
         assert (site / "notebooks" / notebook.stem / "index.html").is_file(), notebook.name
     # The built reference page carries the same key anchors as the generated Markdown.
     built = _documented_keys((site / "training/config/index.html").read_text(encoding="utf-8"))
-    from agents.config import ArenaConfig
-    from agents.train_config import TrainConfig
+    from agents.arena.config import ArenaConfig
+    from agents.training.config import TrainConfig
 
     assert built == {"train": _model_keys(TrainConfig), "arena": _model_keys(ArenaConfig)}
 
@@ -127,8 +127,8 @@ def test_example_runs(name: str, source: str, monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.parametrize("config", ["train", "arena"])
 def test_config_reference_lists_every_key(config: str) -> None:
     """A key in the code but not on the page, or on the page but not in the code, fails."""
-    from agents.config import ArenaConfig
-    from agents.train_config import TrainConfig
+    from agents.arena.config import ArenaConfig
+    from agents.training.config import TrainConfig
 
     model = {"train": TrainConfig, "arena": ArenaConfig}[config]
     page = _hooks().expand((DOCS / "training" / "config.md").read_text(encoding="utf-8"))
@@ -142,8 +142,8 @@ def test_config_reference_lists_every_key(config: str) -> None:
 @pytest.mark.parametrize("model_name", ["TrainConfig", "ArenaConfig"])
 def test_every_config_key_has_a_description(model_name: str) -> None:
     """The reference's meaning column comes from the attribute docstrings: none may be missing."""
-    from agents.config import ArenaConfig
-    from agents.train_config import TrainConfig
+    from agents.arena.config import ArenaConfig
+    from agents.training.config import TrainConfig
 
     def undocumented(model: type[BaseModel], prefix: str = "") -> list[str]:
         missing = []
@@ -163,7 +163,7 @@ def test_generated_keys_match_the_test_walk_on_a_changed_model() -> None:
     """The generator follows nested models: a new field or section shows up on the page."""
     from pydantic import Field
 
-    from agents.config import ConfigModel
+    from agents.arena.config import ConfigModel
 
     class Inner(ConfigModel):
         depth: int = Field(3, ge=1, le=9)

@@ -22,8 +22,8 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 from pettingzoo.utils.env_logger import EnvLogger
 
-from domino_env.core import action_index
-from domino_env.pettingzoo_env import ILLEGAL_REWARD, checked_env, env, raw_env
+from domino_env.engine.core import action_index
+from domino_env.envs.pettingzoo_env import ILLEGAL_REWARD, checked_env, env, raw_env
 
 CONFIGS = [
     {"preset": "block", "players": 2, "render_mode": "ansi"},

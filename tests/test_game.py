@@ -1,4 +1,4 @@
-"""The fast one-game engine (domino_env.game) against the reference engine, move for move.
+"""The fast one-game engine (domino_env.engine.game) against the reference engine, move for move.
 
 Every preset and player count: 1,000 random rounds and 30 whole games to the target,
 compared after every move on the seat to move, the legal actions, every seat's
@@ -15,12 +15,12 @@ from collections import deque
 import numpy as np
 import pytest
 
-from domino_env.errors import IllegalMoveError
-from domino_env.game import Game
-from domino_env.records import replay
-from domino_env.reference import Match, Round, RoundResult, deal_to_hands
-from domino_env.rules import CHANCE_OPENERS, Rules, all_configurations
-from domino_env.tiles import tile_index
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.engine.game import Game
+from domino_env.engine.reference import Match, Round, RoundResult, deal_to_hands
+from domino_env.engine.rules import CHANCE_OPENERS, Rules, all_configurations
+from domino_env.engine.tiles import tile_index
+from domino_env.tools.records import replay
 
 CONFIGS = all_configurations()
 ROUNDS = 1000

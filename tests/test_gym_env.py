@@ -12,23 +12,23 @@ import numpy as np
 import pytest
 from gymnasium.utils import env_checker
 
-import domino_env.registration  # noqa: F401  (registers the ids)
-from domino_env.actions import action_to_move
-from domino_env.deals import random_deals
-from domino_env.errors import IllegalMoveError
-from domino_env.gym_env import DominoSoloEnv
-from domino_env.observation import observation_fields
-from domino_env.policies import first_legal_policy, random_policy, sample_legal
-from domino_env.records import replay
-from domino_env.rules import PRESET_NAMES, Rules, all_configurations
-from domino_env.tiles import HIGH, LOW, NUM_TILES, tile_name
+import domino_env.envs.registration  # noqa: F401  (registers the ids)
+from domino_env.engine.actions import action_to_move
+from domino_env.engine.deals import random_deals
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.engine.observation import observation_fields
+from domino_env.engine.rules import PRESET_NAMES, Rules, all_configurations
+from domino_env.engine.tiles import HIGH, LOW, NUM_TILES, tile_name
+from domino_env.envs.gym_env import DominoSoloEnv
+from domino_env.envs.policies import first_legal_policy, random_policy, sample_legal
+from domino_env.tools.records import replay
 
 CHANCE_OPENERS = ("lots", "random")
 
 
 # -- helpers ---------------------------------------------------------------------------
 def record_of(rules: Rules, deal: np.ndarray, opener: int | None = None) -> dict:
-    """A game record (domino_env.records) holding a deal: hands, boneyard and, if given, the opener."""
+    """A game record (domino_env.tools.records) holding a deal: hands, boneyard and, if given, the opener."""
     h, p = rules.hand_size, rules.players
     record = {
         "preset": rules.name,

@@ -21,7 +21,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.checkpoint import (
+from agents.bots.registry import load_policy
+from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
     CheckpointError,
@@ -33,15 +34,14 @@ from agents.checkpoint import (
     rules_of,
     save_checkpoint,
 )
-from agents.network import ActorCritic
-from agents.policy import load_policy
-from agents.train_config import parse_train_config
+from agents.training.config import parse_train_config
+from agents.training.network import ActorCritic
 from domino_env import DominoCore, DominoSoloEnv, DominoVectorEnv, IllegalMoveError, Rules, replay
-from domino_env.game import Game
-from domino_env.observation import observation_fields
-from domino_env.pettingzoo_env import env, raw_env
-from domino_env.records import RECORD_KEYS, round_from_record
-from domino_env.rules import SCORE_LIMIT
+from domino_env.engine.game import Game
+from domino_env.engine.observation import observation_fields
+from domino_env.engine.rules import SCORE_LIMIT
+from domino_env.envs.pettingzoo_env import env, raw_env
+from domino_env.tools.records import RECORD_KEYS, round_from_record
 from tests.test_records import SEED001  # seed 001's worked example
 
 ROOT = Path(__file__).resolve().parent.parent

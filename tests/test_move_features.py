@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from agents.bots import STRONG_WEIGHTS, family
-from agents.checkpoint import NetworkPolicy
-from agents.move_features import MOVE_FEATURES, MoveInputs, move_features
-from agents.network import ActorCritic
-from agents.policy import make_bot
+from agents.bots.heuristic import STRONG_WEIGHTS, family
+from agents.bots.registry import make_bot
+from agents.training.checkpoint import NetworkPolicy
+from agents.training.move_features import MOVE_FEATURES, MoveInputs, move_features
+from agents.training.network import ActorCritic
 from domino_env import Rules
-from domino_env.policies import sample_legal
-from domino_env.selfplay import SelfPlay
+from domino_env.envs.policies import sample_legal
+from domino_env.envs.selfplay import SelfPlay
 
 PRESETS = [
     ("block", 2),

@@ -12,13 +12,13 @@ import pytest
 from pettingzoo import AECEnv, ParallelEnv, make
 from pettingzoo.test import api_test, parallel_api_test, seed_test
 
-from domino_env.errors import IllegalMoveError
-from domino_env.game import Game, tiles_of
-from domino_env.observation import observation_fields
-from domino_env.pettingzoo_env import ENV_ID, env, parallel_env, raw_env
-from domino_env.records import replay
-from domino_env.rules import END_NAMES, Rules, all_configurations
-from domino_env.tiles import parse_tile, tile_index, tile_name
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.engine.game import Game, tiles_of
+from domino_env.engine.observation import observation_fields
+from domino_env.engine.rules import END_NAMES, Rules, all_configurations
+from domino_env.engine.tiles import parse_tile, tile_index, tile_name
+from domino_env.envs.pettingzoo_env import ENV_ID, env, parallel_env, raw_env
+from domino_env.tools.records import replay
 
 CONFIGS = all_configurations()
 # Dict observations make api_test say so (its allow-list names only PettingZoo's own envs).

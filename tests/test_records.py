@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from domino_env.errors import IllegalMoveError
-from domino_env.records import replay
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.tools.records import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 # Seed 001's line of play: 6-6 opens (forced), 6-3 on the right, 3-3, 3-1.

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from domino_env.actions import encode
-from domino_env.errors import IllegalMoveError
-from domino_env.observation import observation_fields
-from domino_env.records import replay, round_from_record
-from domino_env.reference import Match, Round, RoundResult, deal_to_hands
-from domino_env.rules import Rules, all_configurations
-from domino_env.tiles import NUM_TILES, parse_tile, tile_index
+from domino_env.engine.actions import encode
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.engine.observation import observation_fields
+from domino_env.engine.reference import Match, Round, RoundResult, deal_to_hands
+from domino_env.engine.rules import Rules, all_configurations
+from domino_env.engine.tiles import NUM_TILES, parse_tile, tile_index
+from domino_env.tools.records import replay, round_from_record
 
 
 def tiles(text: str) -> list[int]:

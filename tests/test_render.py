@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 from pettingzoo.test import render_test
 
-from domino_env.game import Game
-from domino_env.pettingzoo_env import env, raw_env
-from domino_env.reference import Round
-from domino_env.render import (
+from domino_env.engine.game import Game
+from domino_env.engine.reference import Round
+from domino_env.engine.rules import Rules, all_configurations
+from domino_env.engine.tiles import tile_name
+from domino_env.envs.pettingzoo_env import env, raw_env
+from domino_env.tools.render import (
     HEIGHT,
     INK,
     TABLE_HEIGHT,
@@ -27,8 +29,6 @@ from domino_env.render import (
     render_image,
     render_text,
 )
-from domino_env.rules import Rules, all_configurations
-from domino_env.tiles import tile_name
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from domino_env import PRESET_NAMES, PRESET_PLAYERS, Rules
-from domino_env.rules import all_configurations
+from domino_env.engine.rules import all_configurations
 
 # Shared by every preset of one seed document (RULES.md section 3).
 MUGGINS = dict(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from domino_env.gym_env import DominoSoloEnv
+from domino_env.envs.gym_env import DominoSoloEnv
 
 sb3_contrib = pytest.importorskip("sb3_contrib")
 

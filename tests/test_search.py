@@ -15,18 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.arena import run_arena
-from agents.config import ArenaConfig, ConfigError, parse_config
-from agents.duplicate import staggered_core
-from agents.features import ALLOWED, Board, pack_tiles, unpack_tiles
-from agents.policy import make_bot
-from agents.positions import load_positions
-from agents.sampler import determinise
-from agents.search import PimcBot
+from agents.arena.config import ArenaConfig, ConfigError, parse_config
+from agents.arena.duplicate import staggered_core
+from agents.arena.tournament import run_arena
+from agents.bots.features import ALLOWED, Board, pack_tiles, unpack_tiles
+from agents.bots.positions import load_positions
+from agents.bots.registry import make_bot
+from agents.bots.sampler import determinise
+from agents.bots.search import PimcBot
 from domino_env import DominoCore, Rules
-from domino_env.deals import random_deals
-from domino_env.rules import all_configurations
-from domino_env.tiles import NUM_TILES
+from domino_env.engine.deals import random_deals
+from domino_env.engine.rules import all_configurations
+from domino_env.engine.tiles import NUM_TILES
 
 CONFIGS = all_configurations()
 CONFIG_IDS = [f"{name}-{p}p" for name, p in CONFIGS]
@@ -129,9 +129,9 @@ def test_loaded_positions_play_on_like_the_real_game(name: str, players: int) ->
 
 @pytest.mark.parametrize(("name", "players"), [("block", 2), ("all_fives", 2), ("partnership", 4)])
 def test_pimc_beats_random(name: str, players: int) -> None:
-    from agents.arena import seatings
-    from agents.duplicate import duplicate_deals, play, rotations
-    from agents.stats import paired_difference, seated
+    from agents.arena.duplicate import duplicate_deals, play, rotations
+    from agents.arena.stats import paired_difference, seated
+    from agents.arena.tournament import seatings
 
     rules = Rules.preset(name, players)
     deals, openers = duplicate_deals(rules, 60, seed=3)

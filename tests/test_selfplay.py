@@ -7,12 +7,12 @@ import re
 import numpy as np
 import pytest
 
-import domino_env.selfplay as selfplay_module
-from domino_env.core import DominoCore
-from domino_env.errors import IllegalMoveError
-from domino_env.policies import first_legal_policy, random_policy
-from domino_env.rules import Rules
-from domino_env.selfplay import SelfPlay
+import domino_env.envs.selfplay as selfplay_module
+from domino_env.engine.core import DominoCore
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.engine.rules import Rules
+from domino_env.envs.policies import first_legal_policy, random_policy
+from domino_env.envs.selfplay import SelfPlay
 
 
 @pytest.mark.parametrize(

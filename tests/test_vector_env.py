@@ -14,17 +14,17 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 from test_gym_env import check_opponent_call, record_of
 
-import domino_env.registration  # noqa: F401  (registers the ids)
-from domino_env.actions import action_to_move
-from domino_env.deals import random_deals
-from domino_env.errors import IllegalMoveError
-from domino_env.gym_env import DominoSoloEnv
-from domino_env.learner_batch import LearnerBatch
-from domino_env.observation import observation_fields
-from domino_env.policies import RandomPolicy, first_legal_policy, random_policy, sample_legal
-from domino_env.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
-from domino_env.spaces import observation_space
-from domino_env.vector_env import DominoVectorEnv
+import domino_env.envs.registration  # noqa: F401  (registers the ids)
+from domino_env.engine.actions import action_to_move
+from domino_env.engine.deals import random_deals
+from domino_env.engine.errors import IllegalMoveError
+from domino_env.engine.observation import observation_fields
+from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
+from domino_env.envs.gym_env import DominoSoloEnv
+from domino_env.envs.learner_batch import LearnerBatch
+from domino_env.envs.policies import RandomPolicy, first_legal_policy, random_policy, sample_legal
+from domino_env.envs.spaces import observation_space
+from domino_env.envs.vector_env import DominoVectorEnv
 
 FINAL_INFO_KEYS = {"action_mask", "learner_seat", "outcome", "points"}
 

@@ -1,0 +1,184 @@
+"""Duplicate play: a fixed list of deals, every deal played under every seat rotation, all batched.
+
+A *table* is a seating: which policy plays each seat. For a pair of policies
+``rotations(rules)`` gives the seatings that let each policy hold every hand of
+every deal (2 players: the two seats swapped; teams: the partnerships swapped
+between seats 0+2 and 1+3; 3-4 players each for themselves: each policy alone
+at each seat against the other at the rest). ``play`` runs every (table, deal)
+in a few ``DominoCore`` batches: game ``g`` walks a run of consecutive deals of
+the list, and at every step each policy is called once, on all the games where
+one of its seats is to move.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from agents.bots.registry import Bot, reveal_to_cheater
+from domino_env.engine.core import DominoCore
+from domino_env.engine.deals import DealSource, random_deals
+from domino_env.engine.rules import Rules
+
+Mode = Literal["round", "match"]
+
+
+def duplicate_deals(rules: Rules, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` seeded deals and the chance opener of each (used by lots/random presets)."""
+    rng = np.random.default_rng(seed)
+    return random_deals(rules, count, rng), rng.integers(rules.players, size=count)
+
+
+def rotations(rules: Rules) -> np.ndarray:
+    """(R, P) seatings of a pair of policies: 0 where the first sits, 1 where the second does."""
+    p = rules.players
+    if rules.teams:
+        return np.array([[0, 1, 0, 1], [1, 0, 1, 0]])
+    alone = np.eye(p, dtype=int)
+    seatings = np.concatenate([1 - alone, alone]) if p > 2 else alone[::-1]
+    return np.unique(seatings, axis=0)
+
+
+@dataclass
+class Played:
+    """One row per (table, deal) played: what each side scored and who won."""
+
+    table: np.ndarray
+    """(n,) index into the seatings passed to ``play``."""
+    deal: np.ndarray
+    """(n,) index of the deal (round mode) or of the match's first deal (match mode)."""
+    points: np.ndarray
+    """(n, sides) the round's points (round mode) or the final game scores (match mode)."""
+    winner: np.ndarray
+    """(n,) winning side of the round or the match, -1 for nobody."""
+    seconds: np.ndarray
+    """(policies,) wall time spent inside each policy's calls."""
+    moves: np.ndarray
+    """(policies,) decisions each policy was asked for (rows of its calls)."""
+
+
+class _StaggeredDeals(DealSource):
+    """Game ``g`` starts at deal ``first[g]`` of the fixed list and walks on from there.
+
+    ``DominoCore`` starts every game at the list's first deal; duplicate runs need
+    each game on its own run of deals. (Core request: a ``first_deal=`` argument.)
+    """
+
+    def __init__(self, rules: Rules, rng: np.random.Generator, first: np.ndarray, deals, openers) -> None:
+        super().__init__(rules, rng, len(first), deals, openers)
+        self.first = first
+
+    def restart(self, rng: np.random.Generator) -> None:
+        super().restart(rng)
+        self.cursor[:] = self.first
+
+
+def staggered_core(
+    rules: Rules,
+    deals: np.ndarray,
+    openers: np.ndarray,
+    first: np.ndarray,
+    mode: Mode = "round",
+    seed: int = 0,
+) -> DominoCore:
+    """A core of ``len(first)`` games in which game ``g`` starts at deal ``first[g]`` and walks on."""
+    core = DominoCore(rules, len(first), seed=seed, mode=mode, deals=deals[:1], openers=openers[:1])
+    core.deal_source = _StaggeredDeals(rules, core.rng, np.asarray(first), deals, openers)
+    core.reset()
+    return core
+
+
+def play(
+    rules: Rules,
+    policies: Sequence[Bot],
+    seatings: np.ndarray,
+    deals: np.ndarray,
+    openers: np.ndarray,
+    mode: Mode = "round",
+    batch: int = 16384,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> Played:
+    """Play every deal at every table (``seatings[t, seat]`` = index into ``policies``).
+
+    Round mode: each (table, deal) is one round. Match mode: each (table, deal)
+    is one game to the target that starts on that deal and walks the next ones.
+    ``progress`` is told how many rounds/matches each step completed.
+    """
+    seatings = np.asarray(seatings)
+    tables, count = len(seatings), len(deals)
+    if mode == "round":
+        slots = max(1, min(count, batch // tables))
+        bounds = np.linspace(0, count, slots + 1).astype(np.int64)
+        first, quota = bounds[:-1], np.diff(bounds)
+    else:
+        first, quota = np.arange(count), np.ones(count, dtype=np.int64)
+    game_table = np.repeat(np.arange(tables), len(first))
+    game_first = np.tile(first, tables)
+    game_quota = np.tile(quota, tables)
+    parts = []
+    for start in range(0, len(game_table), batch):
+        chunk = slice(start, start + batch)
+        parts.append(
+            _play_batch(
+                rules, policies, seatings[game_table[chunk]], game_table[chunk], game_first[chunk],
+                game_quota[chunk], deals, openers, mode, seed + start, progress,
+            )
+        )  # fmt: skip
+    rows = (np.concatenate([getattr(p, f) for p in parts]) for f in ("table", "deal", "points", "winner"))
+    return Played(*rows, sum(p.seconds for p in parts), sum(p.moves for p in parts))
+
+
+def _play_batch(
+    rules: Rules,
+    policies: Sequence[Bot],
+    seats: np.ndarray,
+    table: np.ndarray,
+    first: np.ndarray,
+    quota: np.ndarray,
+    deals: np.ndarray,
+    openers: np.ndarray,
+    mode: Mode,
+    seed: int,
+    progress: Callable[[int], None] | None,
+) -> Played:
+    n = len(table)
+    core = staggered_core(rules, deals, openers, first, mode, seed)
+    games = np.arange(n)
+    done = np.zeros(n, dtype=np.int64)
+    rows: list[tuple[np.ndarray, ...]] = []
+    seconds, moves = np.zeros(len(policies)), np.zeros(len(policies), dtype=np.int64)
+    while (done < quota).any():
+        active = done < quota
+        obs, mask = core.observe(), core.legal_mask()
+        actions = mask.argmax(axis=1)
+        mover = seats[games, core.to_play]
+        for index, policy in enumerate(policies):
+            chosen = np.flatnonzero(active & (mover == index))
+            if len(chosen):
+                reveal_to_cheater(policy, core, chosen)
+                start = time.perf_counter()
+                picked = np.asarray(policy(obs[chosen], mask[chosen]))
+                seconds[index] += time.perf_counter() - start
+                moves[index] += len(chosen)
+                if picked.shape != (len(chosen),) or not mask[chosen, picked].all():
+                    raise ValueError(f"policy {policy.name!r} returned an illegal action")
+                actions[chosen] = picked
+        result = core.step(actions)
+        ended = (result.game_over if mode == "match" else result.round_over) & active
+        finished = np.flatnonzero(ended)
+        if len(finished):
+            points = result.scores if mode == "match" else result.points
+            winner = result.game_winner if mode == "match" else result.winner
+            rows.append(
+                (table[finished], first[finished] + done[finished], points[finished], winner[finished])
+            )
+            done[finished] += 1
+            if progress is not None:
+                progress(len(finished))
+    table_, deal, points, winner = (np.concatenate(column) for column in zip(*rows, strict=True))
+    return Played(table_, deal, points, winner.astype(np.int64), seconds, moves)

@@ -1,0 +1,130 @@
+"""The benchmark arena: duplicate head-to-head and round-robin runs between policies, on any preset.
+
+``run_arena(config)`` plays every pair of policies (round robin) or the first
+policy against each of the others (head to head) on the same seeded deals, every
+deal once per seat rotation (``duplicate``), all pairs batched together; then,
+when ``config.matches`` > 0, the same with whole games to the target
+(``mode="match"``). It reports per pair the paired difference in points per round
+with its 95% CI, round and match win rates, and per policy its overall numbers
+and openskill rating (``stats``). ``report`` prints and saves the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.duplicate import Mode, duplicate_deals, play, rotations
+from agents.arena.stats import PairResult, PolicyResult, pair_result, policy_results, ratings, seated
+from agents.bots.registry import Bot, load_policy
+from domino_env.engine.rules import Rules
+
+Progress = Callable[[str, int], Callable[[int], None]]
+"""``progress(label, total)`` returns the callback ``duplicate.play`` reports completed games to."""
+
+
+@dataclass
+class ArenaResult:
+    """Everything one arena run measured (``report`` prints and saves it)."""
+
+    preset: str
+    players: int
+    format: str
+    deals: int
+    matches: int
+    seed: int
+    pairs: list[PairResult]
+    policies: list[PolicyResult]
+    rounds: int
+    """Rounds played in the round-mode run (pairs x rotations x deals)."""
+    seconds: float
+    """Wall time of the round-mode run."""
+    match_seconds: float
+
+    @property
+    def rounds_per_second(self) -> float:
+        return self.rounds / self.seconds if self.seconds else float("inf")
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["rounds_per_second"] = self.rounds_per_second
+        return out
+
+
+def schedule_pairs(count: int, format: str) -> list[tuple[int, int]]:
+    """Pairs of policy indices: all of them, or the first policy against each other one."""
+    if format == "head_to_head":
+        return [(0, j) for j in range(1, count)]
+    return list(combinations(range(count), 2))
+
+
+def seatings(rotation: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(tables, P) global policy index per seat, and the pair of each table (pair-major)."""
+    first = np.array([a for a, _ in pairs])[:, None, None]
+    second = np.array([b for _, b in pairs])[:, None, None]
+    tables = np.where(rotation[None] == 0, first, second).reshape(-1, rotation.shape[1])
+    return tables, np.repeat(np.arange(len(pairs)), len(rotation))
+
+
+def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaResult:
+    rules = config.build_rules()
+    names = display_names(config.policies)
+    policies = _build_policies(config, rules)
+    pairs = schedule_pairs(len(names), config.format)
+    rotation = rotations(rules)
+    tables, table_pair = seatings(rotation, pairs)
+
+    def run(mode: Mode, count: int, seed: int):
+        deals, openers = duplicate_deals(rules, count, seed)
+        report = progress(f"{mode}s", len(tables) * count) if progress else None
+        start = time.perf_counter()
+        played = play(rules, policies, tables, deals, openers, mode, config.batch, seed, report)
+        return seated(rules, played, tables, table_pair), time.perf_counter() - start, played
+
+    rounds, seconds, played = run("round", config.deals, config.seed)
+    matches, match_seconds = None, 0.0
+    if config.matches:
+        matches, match_seconds, _ = run("match", config.matches, config.seed + 1)
+    pair_results = [
+        pair_result(names, rounds, matches, index, a, b, config.deals) for index, (a, b) in enumerate(pairs)
+    ]
+    rated = ratings(names, rounds, pairs, config.deals, config.seed)
+    return ArenaResult(
+        preset=rules.name,
+        players=rules.players,
+        format=config.format,
+        deals=config.deals,
+        matches=config.matches,
+        seed=config.seed,
+        pairs=pair_results,
+        policies=policy_results(
+            names, rounds, matches, rated, 1000 * played.seconds / np.maximum(played.moves, 1)
+        ),
+        rounds=len(played.deal),
+        seconds=seconds,
+        match_seconds=match_seconds,
+    )
+
+
+def display_names(specs: list[str]) -> list[str]:
+    """Policy names for tables and plots: a checkpoint path by its file stem
+    (``runs/x/checkpoints/best.pt`` -> ``best``) unless two specs would then share a name."""
+    short = [Path(spec).stem for spec in specs]
+    return [name if short.count(name) == 1 else spec for name, spec in zip(short, specs, strict=True)]
+
+
+def _build_policies(config: ArenaConfig, rules: Rules) -> list[Bot]:
+    policies = []
+    for index, spec in enumerate(config.policies):
+        try:
+            bot, options = config.policy_options(spec)
+            policies.append(load_policy(bot, rules, seed=config.seed + index, **options))
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{spec}: {error}") from None
+    return policies

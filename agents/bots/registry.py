@@ -1,0 +1,107 @@
+"""The bot interface, the registry of bots by name, and where trained checkpoints plug in.
+
+A bot is an object with a ``name`` and ``__call__(obs, mask) -> actions``: the
+``domino_env.envs.policies`` contract (batched seat-relative observations and legal
+masks in, one legal action per row out). Bots are built for one ``Rules``
+(observation layout and action space depend on it) by ``make_bot``. Honest bots
+see nothing but ``obs`` and ``mask``. The one exception is ``omniscient``: it is
+marked ``cheats = True`` and the arena hands it the core's hidden state
+(``reveal_to_cheater``) before each call, so it can serve as an upper bound.
+
+Trained policies come in through ``load_policy(spec)``: a spec that is not a bot
+name is a checkpoint path, loaded by the loader registered for its suffix with
+``register_checkpoint_loader`` (the training code registers its own format).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from agents.bots import heuristic, search
+from domino_env.engine.core import DominoCore
+from domino_env.engine.rules import Rules
+
+
+@runtime_checkable
+class Bot(Protocol):
+    """A named batched policy: ``bot(obs (B, obs_size) int16, mask (B, A) bool) -> (B,) actions``."""
+
+    name: str
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
+
+
+BotFactory = Callable[..., Bot]
+BOTS: dict[str, BotFactory] = {
+    "random": heuristic.RandomBot,
+    "heaviest": heuristic.HeaviestBot,
+    "doubles": heuristic.DoublesBot,
+    "diverse": heuristic.DiverseBot,
+    "blocker": heuristic.BlockerBot,
+    "fives": heuristic.FivesBot,
+    "strong": heuristic.StrongBot,
+    "pimc": search.PimcBot,
+    "omniscient": search.OmniscientBot,
+}
+BOT_NAMES = tuple(BOTS)
+
+CheckpointLoader = Callable[[Path, Rules | None, int], Bot]
+CHECKPOINT_LOADERS: dict[str, CheckpointLoader] = {}
+"""Suffix (``".pt"``) -> ``loader(path, rules, seed) -> Bot`` (rules None: the checkpoint's own)."""
+
+
+def make_bot(name: str, rules: Rules, seed: int | None = None, **options: Any) -> Bot:
+    """The bot registered as ``name`` for these rules; ``options`` go to its constructor."""
+    if name not in BOTS:
+        raise ValueError(_unknown_bot(name))
+    return BOTS[name](rules, seed=seed, **options)
+
+
+def register_checkpoint_loader(suffix: str, loader: CheckpointLoader) -> None:
+    """Let ``load_policy`` (and so the arena) load checkpoints whose file name ends with ``suffix``."""
+    CHECKPOINT_LOADERS[suffix] = loader
+
+
+def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, **options: Any) -> Bot:
+    """A bot by registry name, or a trained policy from a checkpoint path.
+
+    A checkpoint knows its rules: ``load_policy("checkpoints/block-2p.pt")`` plays the rules it
+    was trained on, and ``rules``, when given, are checked against them. A bot needs ``rules``.
+    """
+    if spec in BOTS:
+        if rules is None:
+            raise ValueError(f"bot {spec!r} needs the rules: load_policy({spec!r}, Rules.preset(...))")
+        return make_bot(spec, rules, seed=seed, **options)
+    path = Path(spec)
+    if not path.exists():
+        raise ValueError(_unknown_bot(spec) + " (nor an existing checkpoint path)")
+    if path.suffix == ".pt" and ".pt" not in CHECKPOINT_LOADERS:
+        try:
+            import agents.training.checkpoint  # noqa: F401  (registers the ".pt" loader; needs torch)
+        except ImportError as error:
+            raise ValueError(f"loading {path.name!r} needs PyTorch: {error}") from error
+    for suffix, loader in CHECKPOINT_LOADERS.items():
+        if path.name.endswith(suffix):
+            return loader(path, rules, 0 if seed is None else seed)
+    known = ", ".join(CHECKPOINT_LOADERS) or "none yet"
+    raise ValueError(
+        f"no checkpoint loader for {path.name!r}; registered suffixes: {known} "
+        "(agents.bots.registry.register_checkpoint_loader)"
+    )
+
+
+def reveal_to_cheater(policy: Bot, core: DominoCore, games: np.ndarray) -> None:
+    """Before a call: tell a cheating policy which ``core`` games its rows are. Honest bots get nothing."""
+    if getattr(policy, "cheats", False):
+        policy.reveal(core, games)
+
+
+def _unknown_bot(name: str) -> str:
+    close = difflib.get_close_matches(str(name), BOT_NAMES, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown bot {name!r}; valid bots: {', '.join(BOT_NAMES)}{hint}"

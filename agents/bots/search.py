@@ -1,0 +1,217 @@
+"""Search bots: determinised Monte Carlo (``pimc``) and its cheating upper bound (``omniscient``).
+
+``pimc`` answers a batch of observations at once. For every row with more than
+one legal move it deals the hidden tiles ``samples`` times consistently with
+the public information (``sampler.determinise``), shuffles the draw pile, and
+plays every legal move on every sample followed by ``rollouts`` playouts of a
+fast bot (``strong`` by default, or a trained network given by its checkpoint
+path; with ``epsilon`` > 0 it plays a random legal move that often, which makes
+repeated rollouts differ). All these games run in
+one ``DominoCore`` batch, started at the observed position (``positions``).
+A move's value is the mean over its playouts of the points our side scores from
+the position on minus the mean over sides, plus ``prior`` x ``strong``'s score of
+the move: with a few dozen samples, moves whose playouts differ by less than the
+noise are ranked by the heuristic. Every move of a row is evaluated on the same
+samples, so their difference has less noise.
+
+The value is the rest of the round: match-level considerations (how close the
+target is) are not searched, though the game scores are part of the position
+(they decide muggins blocked rounds and a mid-round target).
+
+``omniscient`` is the same search on the true hidden tiles and draw order, read
+from the arena's core (``cheats = True``): an upper bound, never a fair opponent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.bots import heuristic
+from agents.bots.features import Board, Moves
+from agents.bots.positions import load_positions
+from agents.bots.sampler import determinise, pile_order
+from domino_env.engine.core import DominoCore
+from domino_env.engine.deals import random_deals
+from domino_env.engine.rules import Rules
+from domino_env.envs.policies import Policy, sample_legal
+
+ROLLOUT_BOTS = {
+    "strong": heuristic.StrongBot,
+    "heaviest": heuristic.HeaviestBot,
+    "random": heuristic.RandomBot,
+}
+
+
+def default_samples(rules: Rules) -> int:
+    """24 sampled deals per move; 12 with fives scoring, whose longer playouts (drawing and
+    scoring to the end of the round) would otherwise pass 20 ms per move one game at a time.
+    Both budgets beat ``strong`` on 2,000 duplicate deals (docs/arena.md)."""
+    return 12 if rules.fives else 24
+
+
+def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
+    """The playout policy: a fast bot by name, or a trained network by checkpoint path (greedy).
+
+    A network that plays better than ``strong`` makes better playouts: the search's
+    values are only as good as the play it assumes after the move (docs/arena.md).
+    """
+    if spec in ROLLOUT_BOTS:
+        return ROLLOUT_BOTS[spec](rules, seed=seed)
+    if not spec.endswith(".pt"):
+        raise ValueError(
+            f"rollout_bot must be one of {', '.join(ROLLOUT_BOTS)} or a .pt checkpoint, got {spec!r}"
+        )
+    from agents.bots.registry import (
+        load_policy,  # here, not at the top: agents.bots.registry registers this module's bots
+    )
+
+    return load_policy(spec, rules, seed=seed)
+
+
+class PimcBot:
+    """Determinised Monte Carlo search: ``samples`` x ``rollouts`` playouts per legal move."""
+
+    name = "pimc"
+
+    def __init__(
+        self,
+        rules: Rules,
+        seed: int | None = None,
+        samples: int | None = None,
+        rollouts: int = 1,
+        rollout_bot: str = "strong",
+        epsilon: float = 0.0,
+        prior: float = 0.5,
+        max_games: int = 32768,
+    ) -> None:
+        if samples is None:
+            samples = default_samples(rules)
+        if samples < 1 or rollouts < 1:
+            raise ValueError(f"samples and rollouts must be >= 1, got {samples} and {rollouts}")
+        self.rules = rules
+        self.rng = np.random.default_rng(seed)
+        self.samples, self.rollouts, self.epsilon, self.max_games = samples, rollouts, epsilon, max_games
+        self.prior = heuristic.StrongBot(rules) if prior else None
+        self.prior_weight = prior
+        self.rollout_bot = rollout_policy(rollout_bot, rules, seed)
+        self._dummy_deal = random_deals(rules, 1, self.rng)
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        actions = mask.argmax(axis=1)
+        rows = np.flatnonzero(mask.sum(axis=1) > 1)
+        if len(rows):
+            hands, orders = self.positions(obs, rows)
+            actions[rows] = self.search(obs[rows], mask[rows], hands, orders)
+        return actions
+
+    def positions(self, obs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(R, S, P) hands and (R, S, 28) tile orders (draw pile last) to search ``rows`` on."""
+        found = determinise(Board(self.rules, obs[rows]), self.samples, self.rng)
+        r, s = found.rest.shape
+        return found.hands, pile_order(found.rest.reshape(-1), self.rng).reshape(r, s, -1)
+
+    def move_values(
+        self,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        hands: np.ndarray | None = None,
+        orders: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(B, A) float64: every legal move's search value (what ``__call__`` maximises), NaN elsewhere.
+
+        Every row is searched, forced moves included: the values are a teacher's
+        soft targets (``agents.training.distill``), richer than its argmax. ``hands`` (B, S, P)
+        and ``orders`` (B, S, 28), when given, are the positions to search instead of
+        determinisations of ``obs``: the true deal makes a privileged teacher, for
+        training targets only.
+        """
+        if hands is None or orders is None:
+            hands, orders = self.positions(obs, np.arange(len(obs)))
+        row, action = np.nonzero(mask)
+        values = np.full(mask.shape, np.nan)
+        values[row, action] = self.values(obs, mask, hands, orders)
+        return values
+
+    def search(self, obs: np.ndarray, mask: np.ndarray, hands: np.ndarray, orders: np.ndarray) -> np.ndarray:
+        """Best legal move per row by mean playout value over the rows' determinisations."""
+        row, action = np.nonzero(mask)
+        value = self.values(obs, mask, hands, orders)
+        starts = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(mask)))[:-1]])
+        top = np.maximum.reduceat(value, starts)
+        index = np.where(value >= top[row], np.arange(len(value)), len(value))
+        return action[np.minimum.reduceat(index, starts)]
+
+    def values(self, obs: np.ndarray, mask: np.ndarray, hands: np.ndarray, orders: np.ndarray) -> np.ndarray:
+        """Value of each legal move, in ``np.nonzero(mask)`` order: mean playout points plus the prior."""
+        row, action = np.nonzero(mask)
+        samples, per_move = hands.shape[1], hands.shape[1] * self.rollouts
+        value = np.zeros(len(action))
+        step = max(1, self.max_games // per_move)
+        for start in range(0, len(action), step):
+            moves = np.arange(start, min(start + step, len(action)))
+            move = np.repeat(moves, per_move)
+            sample = np.tile(np.repeat(np.arange(samples), self.rollouts), len(moves))
+            game_row = row[move]
+            outcome = self._playouts(
+                obs[game_row], hands[game_row, sample], orders[game_row, sample], action[move]
+            )
+            value[moves] = outcome.reshape(len(moves), per_move).mean(axis=1)
+        if self.prior is not None:
+            value = value + self.prior_weight * self.prior.score(Moves(Board(self.rules, obs), mask))
+        return value
+
+    def _playouts(
+        self, obs: np.ndarray, hands: np.ndarray, orders: np.ndarray, first: np.ndarray
+    ) -> np.ndarray:
+        """Play ``first`` then the rollout bot to the end of the round; our side's relative points."""
+        n = len(first)
+        core = DominoCore(self.rules, n, seed=self.rng, deals=self._dummy_deal)
+        load_positions(core, obs, hands, orders)
+        value = np.zeros(n)
+        live = np.ones(n, dtype=bool)
+        actions = first
+        while True:
+            result = core.step(actions, active=None if live.all() else live)
+            ended = np.flatnonzero(result.round_over & live)
+            points = result.points[ended]
+            value[ended] = points[:, 0] - points.mean(axis=1)
+            live[ended] = False
+            playing = np.flatnonzero(live)
+            if not len(playing):
+                return value
+            obs_now, mask = core.observe(), core.legal_mask()
+            actions = mask.argmax(axis=1)
+            actions[playing] = self.rollout_bot(obs_now[playing], mask[playing])
+            if self.epsilon:
+                explore = playing[self.rng.random(len(playing)) < self.epsilon]
+                actions[explore] = sample_legal(mask[explore], self.rng)
+
+
+class OmniscientBot(PimcBot):
+    """CHEATS: the pimc search on the true hidden hands and draw order, read from the core.
+
+    The arena reveals the core and the rows' games before each call
+    (``policy.reveal_to_cheater``); a determinisation of the truth needs one
+    sample, so the budget is ``rollouts`` playouts per move.
+    """
+
+    name = "omniscient"
+    cheats = True
+
+    def __init__(self, rules: Rules, seed: int | None = None, rollouts: int = 1, **options) -> None:
+        super().__init__(rules, seed=seed, samples=1, rollouts=rollouts, **options)
+        self._core: DominoCore | None = None
+        self._games = np.zeros(0, dtype=np.intp)
+
+    def reveal(self, core: DominoCore, games: np.ndarray) -> None:
+        """The core whose games the rows of the next call are (``games[i]`` for row i)."""
+        self._core, self._games = core, np.asarray(games)
+
+    def positions(self, obs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        core = self._core
+        if core is None or len(self._games) != len(obs):
+            raise RuntimeError("omniscient needs reveal(core, games) for the rows of each call")
+        games = self._games[rows]
+        seats = (core.to_play[games][:, None] + np.arange(self.rules.players)) % self.rules.players
+        hands = np.take_along_axis(core.hands[games], seats, axis=1)
+        return hands[:, None, :], core.deal[games][:, None, :]

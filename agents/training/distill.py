@@ -1,0 +1,209 @@
+"""Distillation from a search teacher: positions labelled with ``pimc``'s value of every legal move.
+
+Expert iteration in its plainest form. Self-play from a behaviour policy gives
+positions (decisions with a choice); the teacher (``agents.bots.search.PimcBot``, a
+search that beats every bot the network learns against) values every legal move
+of each; the network is trained to put ``softmax(values / temperature)`` on them
+(cross-entropy: the whole ranking, richer than the teacher's argmax) and its
+value head to predict the best move's value. DAgger-style rounds then let the
+network itself pick the positions, so the labels cover the states its own play
+reaches, and the labelled sets of all rounds are trained on together.
+
+Everything a label needs comes from the observation and the mask: the teacher
+determinises the hidden tiles from the public information, as it does at play
+time, so the targets carry no hidden information either.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.bots.search import PimcBot
+from agents.training.move_features import MoveInputs
+from agents.training.network import ActorCritic
+from domino_env.engine.rules import Rules
+from domino_env.envs.policies import Policy
+from domino_env.envs.selfplay import SelfPlay
+
+
+@dataclass
+class Labelled:
+    """Positions with the teacher's value (points) of each legal move; NaN where a move is illegal."""
+
+    obs: np.ndarray
+    """(B, obs_size) int16."""
+    mask: np.ndarray
+    """(B, A) bool."""
+    values: np.ndarray
+    """(B, A) float32."""
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+    @staticmethod
+    def concat(parts: list[Labelled]) -> Labelled:
+        return Labelled(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "mask", "values")))
+
+
+@dataclass
+class Positions:
+    """Decisions from self-play, with the deal behind each (for a privileged teacher only)."""
+
+    obs: np.ndarray
+    """(B, obs_size) int16: the mover's observation."""
+    mask: np.ndarray
+    """(B, A) bool."""
+    hands: np.ndarray
+    """(B, P) uint64: every seat's true hand, by seat relative to the mover."""
+    orders: np.ndarray
+    """(B, 28) int8: the deal's tile order (its last tiles are the draw pile, in draw order)."""
+
+
+def collect_positions(rules: Rules, behaviour: Policy, count: int, num_games: int, seed: int) -> Positions:
+    """``count`` decisions with more than one legal move, from ``num_games`` games of ``behaviour`` self-play.
+
+    Positions are kept with probability 1/2, so consecutive decisions of one game
+    (strongly correlated) are thinned out; the games run until enough are found.
+    """
+    rng = np.random.default_rng([seed, 1])
+    play = SelfPlay(rules, num_games, "round", seed=np.random.default_rng([seed, 0]))
+    core, seats = play.core, np.arange(rules.players)
+    parts: list[tuple[np.ndarray, ...]] = []
+    found = 0
+    while found < count:
+        state = play.state()
+        keep = np.flatnonzero((state.mask.sum(axis=1) > 1) & (rng.random(num_games) < 0.5))
+        relative = (state.seat[keep, None] + seats) % rules.players
+        hands = np.take_along_axis(core.hands[keep], relative, axis=1)
+        parts.append((state.obs[keep], state.mask[keep], hands, core.deal[keep].copy()))
+        found += len(keep)
+        play.step(behaviour(state.obs, state.mask))
+    return Positions(*(np.concatenate(column)[:count] for column in zip(*parts, strict=True)))
+
+
+def label_positions(
+    teacher: PimcBot,
+    positions: Positions,
+    privileged: bool = False,
+    batch: int = 2048,
+    progress: Callable[[int], object] | None = None,
+) -> Labelled:
+    """The teacher's ``move_values`` for every position, ``batch`` positions per search call.
+
+    ``privileged``: search the true deal instead of determinisations of the observation
+    (one sample per position, the targets then average over the real hidden hands).
+    ``progress``: called with the number of positions labelled so far (a progress bar).
+    """
+    obs, mask = positions.obs, positions.mask
+    values = np.empty(mask.shape, dtype=np.float32)
+    for start in range(0, len(obs), batch):
+        rows = slice(start, min(start + batch, len(obs)))
+        if privileged:
+            deal = positions.hands[rows, None], positions.orders[rows, None]
+            values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
+        else:
+            values[rows] = teacher.move_values(obs[rows], mask[rows])
+        if progress is not None:
+            progress(rows.stop)
+    return Labelled(obs, mask, values)
+
+
+def save_labels(path: Path, key: str, data: Labelled) -> None:
+    """Write ``data`` under ``key`` (what the labels depend on) to ``path`` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    with temporary.open("wb") as file:
+        np.savez(file, key=np.array(key), obs=data.obs, mask=data.mask, values=data.values)
+    os.replace(temporary, path)
+
+
+def load_labels(path: Path, key: str) -> Labelled | None:
+    """The labels saved at ``path`` if they were made under ``key``; None if absent, other or unreadable."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["key"]) != key:
+                return None
+            return Labelled(saved["obs"], saved["mask"], saved["values"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def distill_loss(
+    model: ActorCritic,
+    features: torch.Tensor,
+    mask: torch.Tensor,
+    moves: MoveInputs | None,
+    values: torch.Tensor,
+    temperature: float,
+    value_scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
+    """(policy loss, value loss, statistics): cross-entropy to the teacher's soft targets, and the
+    value head's squared error (halved).
+
+    ``features``: ``model.encoder(obs)``; ``moves``: ``model.move_inputs(obs, mask)`` (both
+    computed once for a whole data set). ``values``: (B, A) the teacher's move values in points
+    (any number on illegal moves); the value target is the best move's value times
+    ``value_scale`` (the training's reward scale).
+    """
+    logits, predicted = model.heads(features, mask, moves)
+    legal_values = torch.where(mask, values, torch.full_like(values, -torch.inf))
+    target = (legal_values / temperature).softmax(dim=1)
+    log_probs = logits.log_softmax(dim=1)
+    policy_loss = -(target * log_probs).sum(dim=1).mean()
+    best = legal_values.max(dim=1).values
+    value_loss = 0.5 * ((predicted - value_scale * best) ** 2).mean()
+    with torch.no_grad():
+        agree = (logits.argmax(dim=1) == legal_values.argmax(dim=1)).float().mean().item()
+        # Points the network's greedy move loses against the teacher's best, by the teacher's values.
+        regret = (best - values.gather(1, logits.argmax(dim=1, keepdim=True)).squeeze(1)).mean().item()
+    stats = {"policy": policy_loss.item(), "value": value_loss.item(), "agreement": agree, "regret": regret}
+    return policy_loss, value_loss, stats
+
+
+def distill_epochs(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    data: Labelled,
+    epochs: int,
+    batch: int,
+    temperature: float,
+    value_scale: float,
+    vf_coef: float,
+    max_grad_norm: float,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> dict[str, float]:
+    """``epochs`` passes of minibatch descent on ``data``; the last epoch's mean statistics.
+
+    Minibatches are drawn with ``rng`` (numpy), so a seeded run repeats itself.
+    """
+    obs = torch.from_numpy(data.obs).to(device)
+    mask = torch.from_numpy(data.mask).to(device)
+    values = torch.from_numpy(np.nan_to_num(data.values, nan=0.0)).to(device)
+    moves = model.move_inputs(obs, mask)
+    with torch.no_grad():
+        features = model.encoder(obs)
+    stats: dict[str, list[float]] = {}
+    for _ in range(epochs):
+        stats = {}
+        order = torch.from_numpy(rng.permutation(len(data))).to(device)
+        for start in range(0, len(data), batch):
+            idx = order[start : start + batch]
+            batch_moves = None if moves is None else moves.select(idx)
+            policy_loss, value_loss, step = distill_loss(
+                model, features[idx], mask[idx], batch_moves, values[idx], temperature, value_scale
+            )
+            optimizer.zero_grad()
+            (policy_loss + vf_coef * value_loss).backward()
+            nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+            optimizer.step()
+            for key, value in step.items():
+                stats.setdefault(key, []).append(value)
+    return {key: float(np.mean(value)) for key, value in stats.items()}

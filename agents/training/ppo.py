@@ -1,0 +1,277 @@
+"""PPO pieces for batched self-play: per-seat rollouts, per-seat GAE and the clipped update.
+
+In ``SelfPlay`` each step moves one seat per game, and a reward reaches every
+seat (points scored, round ends). A seat's trajectory is therefore its own
+decisions in one game, interleaved with the other seats'. ``collect_rollout``
+records one transition per learner decision and keeps, per (game, seat), the
+index of that seat's last transition: every reward the step hands a seat is
+added to that transition (so a round-end reward lands on the seat's last move
+of the round, whoever moved last), and the seat's next decision links to it
+(``next_index``). When an episode ends its seats' last transitions are marked
+done; the rollout's last transition of a seat still in play bootstraps from the
+value of that seat's observation at the end of the rollout.
+
+``compute_advantages`` then runs GAE backwards along those links: the discount
+counts a seat's own decisions, not table steps.
+
+Games can also seat opponents (bots, snapshots): in those the learner plays
+only some seats, and only its decisions are recorded (``valid``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.training.config import PPOConfig
+from agents.training.move_features import MoveInputs
+from agents.training.network import ActorCritic
+from domino_env.engine.rules import Rules
+from domino_env.envs.learner import outcome
+from domino_env.envs.policies import Policy
+from domino_env.envs.selfplay import SelfPlay
+
+
+@dataclass
+class Rollout:
+    """(T, N) arrays: step t of game g; ``valid`` where the learner moved (others are padding)."""
+
+    obs: np.ndarray
+    mask: np.ndarray
+    actions: np.ndarray
+    logprobs: np.ndarray
+    values: np.ndarray
+    rewards: np.ndarray
+    """Sum of the seat's rewards from this decision to its next one (scaled)."""
+    dones: np.ndarray
+    """1.0: the episode ended before the seat's next decision (no bootstrap)."""
+    next_index: np.ndarray
+    """Step of the same seat's next decision in this rollout, -1 if none."""
+    bootstrap: np.ndarray
+    """Value to bootstrap from where ``next_index`` is -1 and not done."""
+    valid: np.ndarray
+    moves: list[MoveInputs] | None = None
+    """Per step with learner decisions, their packed per-move features (networks that use them)."""
+    episode_returns: dict[str, list[float]] = field(default_factory=dict)
+    """Per opponent name ("self": pure self-play): the learner seat's unscaled return per finished episode."""
+
+
+@dataclass
+class Opponents:
+    """Who sits where: the learner's seats per game, and the opponent policy of every other seat."""
+
+    learner: np.ndarray
+    """(N, P) bool: seats the learner plays."""
+    opponent: np.ndarray
+    """(N,) index into ``policies`` for the other seats of game g; -1 where the learner plays every seat."""
+    policies: Sequence[Policy]
+    names: Sequence[str]
+
+    @classmethod
+    def assign(
+        cls, num_games: int, rules: Rules, weights: dict[str, float], policies: dict[str, Policy]
+    ) -> Opponents:
+        """Split the games by ``weights`` ("self": pure self-play, any other name: a policy in ``policies``).
+
+        The split is fixed (game g keeps its opponent) so that rollouts of equal
+        length always hold the same mix; in opponent games the learner plays the
+        side of seat g % P (with teams, both partners' seats: partners share the
+        policy), so it plays every seat equally often.
+        """
+        names = list(weights)
+        total = sum(weights.values())
+        counts = np.floor(np.array([weights[n] / total for n in names]) * num_games).astype(int)
+        counts[0] += num_games - counts.sum()
+        kind = np.repeat(np.arange(len(names)), counts)
+        others = [n for n in names if n != "self"]
+        opponent = np.array([-1 if names[k] == "self" else others.index(names[k]) for k in kind])
+        players = rules.players
+        sides = np.array([rules.side_of(seat) for seat in range(players)])
+        learner = sides[None, :] == sides[np.arange(num_games) % players][:, None]
+        learner[opponent < 0] = True
+        return cls(learner, opponent, [policies[n] for n in others], others)
+
+
+def collect_rollout(
+    model: ActorCritic,
+    play: SelfPlay,
+    steps: int,
+    opponents: Opponents,
+    device: torch.device,
+    reward_scale: float = 1.0,
+    reward: Literal["points", "win"] = "points",
+) -> Rollout:
+    """Play ``steps`` table steps of every game in ``play``, sampling the learner's moves from ``model``.
+
+    ``reward``: ``"points"`` (the step's points, times ``reward_scale``) or ``"win"`` (+1 / -1 / 0
+    to each seat at the end of an episode its side won / lost / nobody won).
+    """
+    n, p = play.num_games, play.rules.players
+    obs_size, num_actions = play.core.obs_size, play.rules.num_actions
+    obs = np.zeros((steps, n, obs_size), dtype=np.int16)
+    mask = np.zeros((steps, n, num_actions), dtype=bool)
+    actions = np.zeros((steps, n), dtype=np.int64)
+    logprobs, values, rewards, dones, bootstrap = (np.zeros((steps, n), dtype=np.float32) for _ in range(5))
+    next_index = np.full((steps, n), -1, dtype=np.int64)
+    valid = np.zeros((steps, n), dtype=bool)
+    moves: list[MoveInputs] | None = [] if model.uses_move_features else None
+    last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
+    episode_return = np.zeros((n, p))
+    games = np.arange(n)
+    sides = play.core.side_of_seat
+    returns: dict[str, list[float]] = {name: [] for name in ["self", *opponents.names]}
+    for t in range(steps):
+        state = play.state()
+        mine = opponents.learner[games, state.seat]
+        step_actions = np.zeros(n, dtype=np.int64)
+        rows = np.flatnonzero(mine)
+        if len(rows):
+            row_obs = torch.from_numpy(state.obs[rows]).to(device)
+            row_mask = torch.from_numpy(state.mask[rows]).to(device)
+            row_moves = None
+            if moves is not None:
+                row_moves = model.move_inputs(row_obs, row_mask)
+                moves.append(row_moves)
+            with torch.no_grad():
+                chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
+            step_actions[rows] = chosen.cpu().numpy()
+            obs[t, rows], mask[t, rows], actions[t, rows] = (
+                state.obs[rows],
+                state.mask[rows],
+                step_actions[rows],
+            )
+            logprobs[t, rows], values[t, rows] = logprob.cpu().numpy(), value.cpu().numpy()
+            valid[t, rows] = True
+            seats = state.seat[rows]
+            previous = last[rows, seats]
+            linked = previous >= 0
+            next_index[previous[linked], rows[linked]] = t
+            last[rows, seats] = t
+        for index, policy in enumerate(opponents.policies):
+            theirs = np.flatnonzero(~mine & (opponents.opponent == index))
+            if len(theirs):
+                step_actions[theirs] = policy(state.obs[theirs], state.mask[theirs])
+        result = play.step(step_actions)
+        if reward == "win":
+            step_rewards = np.where(result.done[:, None], outcome(result.winner[:, None], sides[None, :]), 0)
+        else:
+            step_rewards = result.rewards
+        episode_return += step_rewards
+        scale = 1.0 if reward == "win" else reward_scale
+        game, seat = np.nonzero(last >= 0)
+        rewards[last[game, seat], game] += scale * step_rewards[game, seat]
+        ended = np.flatnonzero(result.done)
+        if len(ended):
+            game, seat = np.nonzero(last[ended] >= 0)
+            dones[last[ended][game, seat], ended[game]] = 1.0
+            for g in ended:
+                name = "self" if opponents.opponent[g] < 0 else opponents.names[opponents.opponent[g]]
+                returns[name].extend(episode_return[g, opponents.learner[g]].tolist())
+            last[ended] = -1
+            episode_return[ended] = 0.0
+    game, seat = np.nonzero(last >= 0)
+    if len(game):
+        end_obs = play.core.observe(seats=seat, games=game)
+        with torch.no_grad():
+            end_values = model.value(torch.from_numpy(end_obs).to(device))
+        bootstrap[last[game, seat], game] = end_values.cpu().numpy()
+    return Rollout(
+        obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, moves, returns
+    )
+
+
+def compute_advantages(rollout: Rollout, gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
+    """(advantages, returns), (T, N): GAE along each seat's chain of decisions (``next_index``)."""
+    steps, n = rollout.values.shape
+    advantages = np.zeros((steps, n), dtype=np.float32)
+    columns = np.arange(n)
+    for t in reversed(range(steps)):
+        following = rollout.next_index[t]
+        linked = following >= 0
+        at = np.where(linked, following, 0)
+        next_value = np.where(linked, rollout.values[at, columns], rollout.bootstrap[t])
+        next_advantage = np.where(linked, advantages[at, columns], 0.0)
+        alive = 1.0 - rollout.dones[t]
+        delta = rollout.rewards[t] + gamma * next_value * alive - rollout.values[t]
+        advantages[t] = delta + gamma * gae_lambda * alive * next_advantage
+    advantages[~rollout.valid] = 0.0
+    return advantages, advantages + rollout.values
+
+
+def ppo_update(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    rollout: Rollout,
+    advantages: np.ndarray,
+    returns: np.ndarray,
+    hyper: PPOConfig,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> dict[str, float]:
+    """Clipped-surrogate PPO epochs over the valid transitions; returns the last epoch's mean statistics.
+
+    Minibatches are drawn with ``rng`` (numpy, so a checkpoint's generator
+    state reproduces them). Statistics: policy, value and entropy losses,
+    approximate KL (the low-variance ``(r - 1) - log r`` estimator), the fraction
+    of ratios clipped, and the explained variance of the values before the update.
+    """
+    valid = rollout.valid.reshape(-1)
+
+    def flat(array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(array.reshape(-1, *array.shape[2:])[valid])).to(device)
+
+    obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
+    moves = None if rollout.moves is None else MoveInputs.concat(rollout.moves).to(device)
+    with torch.no_grad():
+        features = model.encoder(obs)
+    old_logprobs, old_values = flat(rollout.logprobs), flat(rollout.values)
+    adv, ret = flat(advantages), flat(returns)
+    size = len(actions)
+    batch = max(1, size // hyper.minibatches)
+    for _ in range(hyper.epochs):
+        order = torch.from_numpy(rng.permutation(size)).to(device)
+        stats: dict[str, list[float]] = {
+            k: [] for k in ("policy", "value", "entropy", "approx_kl", "clipfrac")
+        }
+        for start in range(0, size, batch):
+            idx = order[start : start + batch]
+            batch_moves = None if moves is None else moves.select(idx)
+            logprob, entropy, value = model.evaluate(
+                features.index_select(0, idx), mask.index_select(0, idx), actions[idx], batch_moves
+            )
+            log_ratio = logprob - old_logprobs[idx]
+            ratio = log_ratio.exp()
+            mb_adv = adv[idx]
+            if hyper.norm_adv and len(idx) > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            policy_loss = torch.max(
+                -mb_adv * ratio, -mb_adv * ratio.clamp(1 - hyper.clip_coef, 1 + hyper.clip_coef)
+            ).mean()
+            value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = policy_loss - hyper.ent_coef * entropy_loss + hyper.vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), hyper.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                stats["policy"].append(policy_loss.item())
+                stats["value"].append(value_loss.item())
+                stats["entropy"].append(entropy_loss.item())
+                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
+                stats["clipfrac"].append(((ratio - 1).abs() > hyper.clip_coef).float().mean().item())
+    out = {k: float(np.mean(v)) for k, v in stats.items()}
+    out["explained_variance"] = explained_variance(old_values.cpu().numpy(), ret.cpu().numpy())
+    out["transitions"] = float(size)
+    return out
+
+
+def explained_variance(predicted: np.ndarray, target: np.ndarray) -> float:
+    """1 - Var(target - predicted) / Var(target): 1 perfect, 0 no better than the mean; nan if constant."""
+    variance = np.var(target)
+    return float("nan") if variance == 0 else float(1 - np.var(target - predicted) / variance)

@@ -1,0 +1,67 @@
+"""Policies for the seats a learner does not play, and the contract they share.
+
+A policy is any callable ``policy(obs, mask) -> actions``:
+
+* ``obs``: ``(B, obs_size)`` int16, each row the seat-relative observation of the
+  seat to move (docs/engine.md; the seat itself is relative seat 0);
+* ``mask``: ``(B, num_actions)`` bool, that seat's legal actions (at least one per row);
+* returns ``(B,)`` integer actions, one legal action per row.
+
+It is batched because the environments call it once for every game whose seat
+it plays; a single game passes ``B = 1``. The environments know nothing about a
+policy beyond this contract, so heuristic bots and trained networks plug in the
+same way as the two policies here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from domino_env.engine import kernels
+
+Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``policy(obs (B, obs_size) int16, mask (B, num_actions) bool) -> (B,) int actions``."""
+
+
+def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask`` (int64), in one compiled pass.
+
+    Row i takes its legal action of rank ``floor(u_i * count_i)``, ``u = rng.random(rows)``.
+    """
+    mask = np.ascontiguousarray(mask, dtype=bool)
+    if mask.ndim != 2:
+        raise ValueError(f"mask must be 2-D (rows, num_actions), got shape {mask.shape}")
+    actions = np.empty(len(mask), dtype=np.int64)
+    empty = kernels.pick_from_mask(mask, rng.random(len(mask)), actions)
+    if empty >= 0:
+        raise ValueError(f"row {empty} of the mask has no legal action")
+    return actions
+
+
+class RandomPolicy:
+    """A policy playing a uniformly random legal action, from its own seeded generator.
+
+    Environments recognise it and play it inside the core (``DominoCore.play_random``)
+    instead of calling it with observations.
+    """
+
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return sample_legal(mask, self.rng)
+
+
+def random_policy(seed: int | np.random.Generator | None = None) -> RandomPolicy:
+    """A policy playing a uniformly random legal action, from its own seeded generator."""
+    return RandomPolicy(seed)
+
+
+def first_legal_policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The legal action with the smallest index: a deterministic baseline (and the easiest to test with)."""
+    actions = mask.argmax(axis=1)
+    if not mask[np.arange(len(mask)), actions].all():
+        raise ValueError("a row of the mask has no legal action")
+    return actions

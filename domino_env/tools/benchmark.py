@@ -1,0 +1,229 @@
+"""Speed of every engine and environment: random legal play, timed one way.
+
+Every engine plays uniformly random legal moves with the legal actions (or mask) and
+the observation of the seat to move built before each move, for a given number of
+seconds, through one timing loop (``_timed``), and gives a ``Measurement``:
+
+* ``core``: ``DominoCore``, N games stepped together by the compiled kernels (mask and
+  observation every step); agent moves (placements) per second, and peak memory.
+* ``reference``: the readable one-game engine ``reference.Round``; moves per second.
+* ``openspiel``: OpenSpiel's ``python_block_dominoes`` (2p block only, when installed);
+  legal actions and observation tensor every move; moves per second.
+* ``game``: ``Game``, the fast one-game engine, round episodes; moves per second.
+* ``aec`` / ``aec-raw``: the PettingZoo env through ``env()`` or ``raw_env``, observation
+  fetched by ``last()`` before every step; agent steps (``step`` calls with an action; the
+  ``step(None)`` calls of terminated agents are played but not counted) per second.
+* ``vector``: ``DominoVectorEnv`` with random opponents and a random legal learner (drawn
+  from ``infos["action_mask"]``); learner steps (``num_envs`` per ``step``) per second.
+
+Automatic draws and passes are never counted as moves. ``scripts/bench_env.py`` is the
+command line; ``python -m domino_env demo`` ends with ``bench_core``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from domino_env.engine.core import DominoCore
+from domino_env.engine.deals import random_deals
+from domino_env.engine.game import Game, rule_overrides
+from domino_env.engine.reference import Round, deal_to_hands
+from domino_env.engine.rules import CHANCE_OPENERS, Rules
+from domino_env.envs.pettingzoo_env import env, raw_env
+from domino_env.envs.policies import sample_legal
+from domino_env.envs.vector_env import DominoVectorEnv
+
+ENGINES = ("core", "reference", "openspiel", "game", "aec", "aec-raw", "vector")
+VECTOR_WARM_UP_STEPS = 3
+
+
+@dataclass
+class Measurement:
+    """One timed run: ``moves`` counted in ``seconds`` (what is counted: the module docstring)."""
+
+    engine: str
+    preset: str
+    players: int
+    num_envs: int
+    moves: int
+    seconds: float
+    moves_per_sec: float
+    peak_memory_mib: float | None = None
+
+
+def _timed(engine: str, rules: Rules, num_envs: int, play: Callable[[], int], seconds: float) -> Measurement:
+    """Call ``play`` (which plays some moves and returns how many) until ``seconds`` have passed."""
+    moves, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        moves += play()
+    return Measurement(engine, rules.name, rules.players, num_envs, moves, elapsed, moves / elapsed)
+
+
+def bench_core(rules: Rules, num_envs: int, seconds: float, seed: int) -> Measurement:
+    """Moves/s of the batched core with mask + observation every step, and its peak memory."""
+    warm = DominoCore(rules, 1, seed=seed)  # loads (or compiles) the kernels outside the count
+    warm.step(warm.random_actions())
+    tracemalloc.start()
+    core = DominoCore(rules, num_envs, seed=seed)
+    for _ in range(3):
+        core.legal_mask(), core.observe()
+        core.step(core.random_actions())
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+
+    def play() -> int:
+        for _ in range(10):
+            core.legal_mask()
+            core.observe()
+            core.step(core.random_actions())
+        return 10 * num_envs
+
+    measured = _timed("core", rules, num_envs, play, seconds)
+    measured.peak_memory_mib = peak
+    return measured
+
+
+def bench_reference(rules: Rules, seconds: float, seed: int) -> Measurement:
+    """Moves/s of the one-game reference engine (legal actions + observation every move)."""
+    rng = np.random.default_rng(seed)
+    chooser = random.Random(seed)
+    needs_opener = rules.first_opener in CHANCE_OPENERS
+
+    def play() -> int:
+        moves = 0
+        for deal in random_deals(rules, 64, rng):
+            hands, boneyard = deal_to_hands(rules, deal)
+            opener = chooser.randrange(rules.players) if needs_opener else None
+            game = Round(rules, hands, boneyard, opener=opener)
+            while not game.over:
+                game.observation(game.to_play)
+                game.step(chooser.choice(game.legal_actions()))
+                moves += 1
+        return moves
+
+    return _timed("reference", rules, 1, play, seconds)
+
+
+def bench_openspiel(seconds: float, seed: int) -> Measurement | None:
+    """Moves/s of OpenSpiel's python_block_dominoes, or None when it is not installed."""
+    try:
+        import pyspiel
+        from open_spiel.python.games import block_dominoes  # noqa: F401  (registers the game)
+    except ImportError:
+        return None
+    game = pyspiel.load_game("python_block_dominoes")
+    chooser = random.Random(seed)
+
+    def play() -> int:
+        moves, state = 0, game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(chooser.choices(outcomes, probs)[0])
+                continue
+            state.observation_tensor(state.current_player())
+            state.apply_action(chooser.choice(state.legal_actions()))
+            moves += 1
+        return moves
+
+    return _timed("open_spiel python_block_dominoes", Rules.preset("block", 2), 1, play, seconds)
+
+
+def bench_game(rules: Rules, seconds: float, seed: int) -> Measurement:
+    """Moves/s of ``Game`` (round episodes, observation read every move)."""
+    game = Game(rules, seed=seed)
+    choose = random.Random(seed).choice
+
+    def play() -> int:
+        for _ in range(1000):
+            if game.over:
+                game.reset()
+            game.observation(game.to_play)
+            game.step(choose(game.legal_actions()))
+        return 1000
+
+    return _timed("game (one-game engine)", rules, 1, play, seconds)
+
+
+def bench_aec(rules: Rules, seconds: float, seed: int, checked: bool = True) -> Measurement:
+    """Agent steps/s of the PettingZoo AEC env: ``env()`` (``checked``) or ``raw_env``."""
+    make = env if checked else raw_env
+    aec = make(preset=rules.name, players=rules.players, **rule_overrides(rules))
+    aec.reset(seed=seed)
+    pick = random.Random(seed).randrange
+
+    def play() -> int:
+        steps = 0
+        for _ in range(1000):
+            observation, _, terminated, truncated, _ = aec.last()
+            if terminated or truncated:
+                aec.step(None)
+                if not aec.agents:
+                    aec.reset()
+                continue
+            legal = observation["action_mask"].nonzero()[0]
+            aec.step(legal[pick(len(legal))])
+            steps += 1
+        return steps
+
+    return _timed("pettingzoo env()" if checked else "pettingzoo raw_env", rules, 1, play, seconds)
+
+
+def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int) -> Measurement:
+    """Learner steps/s of ``DominoVectorEnv`` (random opponents, random legal learner)."""
+    envs = DominoVectorEnv(num_envs, rules.name, rules.players, **rule_overrides(rules))
+    rng = np.random.default_rng(seed)
+    _, infos = envs.reset(seed=seed)
+    for _ in range(VECTOR_WARM_UP_STEPS):
+        *_, infos = envs.step(sample_legal(infos["action_mask"], rng))
+
+    def play() -> int:
+        nonlocal infos
+        *_, infos = envs.step(sample_legal(infos["action_mask"], rng))
+        return num_envs
+
+    return _timed("vector env (learner steps)", rules, num_envs, play, seconds)
+
+
+def measure(
+    engine: str,
+    rules: Rules,
+    seconds: float,
+    seed: int = 0,
+    num_envs: tuple[int, ...] = (8192,),
+    vector_envs: tuple[int, ...] = (4096,),
+) -> list[Measurement]:
+    """The rows one engine of ``ENGINES`` gives for one rule set: one per batch size for
+    ``core`` (``num_envs``) and ``vector`` (``vector_envs``); none for ``openspiel`` but on
+    2p block or when OpenSpiel is not installed."""
+    if engine == "core":
+        return [bench_core(rules, n, seconds, seed) for n in num_envs]
+    if engine == "vector":
+        return [bench_vector(rules, n, seconds, seed) for n in vector_envs]
+    if engine == "reference":
+        return [bench_reference(rules, seconds, seed)]
+    if engine == "game":
+        return [bench_game(rules, seconds, seed)]
+    if engine in ("aec", "aec-raw"):
+        return [bench_aec(rules, seconds, seed, checked=engine == "aec")]
+    if engine == "openspiel":
+        spiel = bench_openspiel(seconds, seed) if (rules.name, rules.players) == ("block", 2) else None
+        return [spiel] if spiel else []
+    raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+
+
+def format_table(rows: list[Measurement]) -> str:
+    header = f"{'engine':<34} {'preset':<14} {'players':>7} {'num_envs':>9} {'moves/s':>14} {'peak MiB':>9}"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        memory = f"{r.peak_memory_mib:9.1f}" if r.peak_memory_mib is not None else f"{'':>9}"
+        lines.append(
+            f"{r.engine:<34} {r.preset:<14} {r.players:>7} {r.num_envs:>9} {r.moves_per_sec:>14,.0f} {memory}"
+        )
+    return "\n".join(lines)
