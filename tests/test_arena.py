@@ -131,7 +131,7 @@ def test_overrides_reach_nested_keys_and_are_checked(tmp_path) -> None:
 
 
 def test_command_line_writes_json_csv_and_plot(tmp_path) -> None:
-    from scripts.evaluate import main
+    from agents.arena.evaluate import main
 
     code = main(
         ["policies=[strong,heaviest,random]", "deals=60", "matches=4", "progress=false",

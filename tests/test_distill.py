@@ -15,6 +15,7 @@ from agents.arena.tournament import run_arena
 from agents.bots.features import Board, pack_tiles
 from agents.bots.registry import make_bot
 from agents.bots.search import PimcBot
+from agents.training import train as train_script
 from agents.training.config import parse_train_config
 from agents.training.distill import (
     Labelled,
@@ -28,7 +29,6 @@ from agents.training.distill import (
 )
 from agents.training.network import ActorCritic
 from domino_env import DominoCore, Rules
-from scripts import train as train_script
 
 
 def choice_positions(rules: Rules, count: int, seed: int) -> Positions:

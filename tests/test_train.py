@@ -12,13 +12,13 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from agents.arena.config import ArenaConfig, ConfigError
 from agents.arena.tournament import run_arena
 from agents.bots.registry import load_policy
+from agents.training import train as train_script
 from agents.training.checkpoint import CheckpointError, CheckpointPolicy, export_policy, load_checkpoint
 from agents.training.config import load_train_config, parse_train_config
 from agents.training.network import ActorCritic
 from agents.training.ppo import Opponents, Rollout, collect_rollout, compute_advantages
 from domino_env import Rules
 from domino_env.envs.selfplay import SelfPlay
-from scripts import train as train_script
 
 ROOT = Path(__file__).resolve().parent.parent
 

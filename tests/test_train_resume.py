@@ -14,9 +14,9 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from agents.training import train as train_script
 from agents.training.checkpoint import load_checkpoint
 from agents.training.config import load_train_config, parse_train_config
-from scripts import train as train_script
 
 ROOT = Path(__file__).resolve().parent.parent
 

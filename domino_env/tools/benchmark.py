@@ -22,11 +22,14 @@ command line; ``python -m domino_env demo`` ends with ``bench_core``.
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -34,7 +37,7 @@ from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
 from domino_env.engine.game import Game, rule_overrides
 from domino_env.engine.reference import Round, deal_to_hands
-from domino_env.engine.rules import CHANCE_OPENERS, Rules
+from domino_env.engine.rules import CHANCE_OPENERS, PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.envs.pettingzoo_env import env, raw_env
 from domino_env.envs.policies import sample_legal
 from domino_env.envs.vector_env import DominoVectorEnv
@@ -227,3 +230,51 @@ def format_table(rows: list[Measurement]) -> str:
             f"{r.engine:<34} {r.preset:<14} {r.players:>7} {r.num_envs:>9} {r.moves_per_sec:>14,.0f} {memory}"
         )
     return "\n".join(lines)
+
+
+# -- the command line (scripts/bench_env.py, domino-bench) -----------------------------
+def configurations(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """(preset, players) pairs to measure: --all, or --preset x --players (default: smallest count)."""
+    if args.all:
+        return [(name, p) for name in PRESET_NAMES for p in PRESET_PLAYERS[name]]
+    chosen = []
+    for name in args.preset:
+        for p in args.players or [PRESET_PLAYERS[name][0]]:
+            if p not in PRESET_PLAYERS[name]:
+                raise SystemExit(
+                    f"error: preset {name!r} is played by {PRESET_PLAYERS[name]} players, not {p}"
+                )
+            chosen.append((name, p))
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Environment speed: random legal play through every engine and environment."
+    )
+    parser.add_argument("--preset", nargs="+", default=["block"], choices=PRESET_NAMES)
+    parser.add_argument("--players", nargs="+", type=int, help="default: the preset's smallest player count")
+    parser.add_argument("--num-envs", nargs="+", type=int, default=[8192], help="batch sizes of the core")
+    parser.add_argument("--vector-envs", nargs="+", type=int, default=[4096], help="sizes of the vector env")
+    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement")
+    parser.add_argument("--all", action="store_true", help="every preset and player count")
+    parser.add_argument("--engines", nargs="+", choices=ENGINES, default=["core", "reference", "openspiel"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    args = parser.parse_args(argv)
+    rows: list[Measurement] = []
+    for name, players in configurations(args):
+        rules = Rules.preset(name, players)
+        for engine in args.engines:
+            rows += measure(engine, rules, args.seconds, args.seed, args.num_envs, args.vector_envs)
+            print(f"measured {engine} {name} {players}p", file=sys.stderr)
+    if args.json:
+        out = {f"{r.engine}/{r.preset}/{r.players}p/N={r.num_envs}": asdict(r) for r in rows}
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_table(rows))
+        spiel = next((r for r in rows if r.engine.startswith("open_spiel")), None)
+        core = next((r for r in rows if r.engine == "core" and (r.preset, r.players) == ("block", 2)), None)
+        if spiel and core:
+            print(f"\ncore / OpenSpiel (2p block): {core.moves_per_sec / spiel.moves_per_sec:,.0f}x")
+    return 0

@@ -1,0 +1,80 @@
+"""Benchmark policies in the duplicate arena.
+
+    python scripts/evaluate.py                                   # configs/arena.yaml
+    python scripts/evaluate.py configs/arena_draw.yaml deals=500 matches=0
+    python scripts/evaluate.py configs/arena_block.yaml policies=[strong,pimc] bots.pimc.samples=24
+
+Overrides are ``key.sub=value`` (values read as YAML); unknown keys, wrong
+types and bad presets are rejected with the key named. Results go to the
+terminal (rich tables) and to ``output.dir`` as JSON, CSV and PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from agents.arena.config import ConfigError, load_config
+from agents.arena.report import print_result, save
+from agents.arena.tournament import run_arena
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "arena.yaml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", nargs="?", default=str(DEFAULT_CONFIG), help="YAML config file")
+    parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
+    args = parser.parse_args(argv)
+    config_path, overrides = args.config, args.overrides
+    if "=" in config_path:  # only overrides were given
+        config_path, overrides = str(DEFAULT_CONFIG), [config_path, *overrides]
+    console = Console()
+    try:
+        config = load_config(config_path, overrides)
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[cyan]{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not config.progress,
+        ) as bar:
+
+            def progress(label: str, total: int) -> Callable[[int], None]:
+                task = bar.add_task(label, total=total, rate="")
+
+                def advance(done: int) -> None:
+                    bar.advance(task, done)
+                    speed = bar.tasks[task].speed
+                    bar.update(task, rate=f"{speed:,.0f} {label}/s" if speed else "")
+
+                return advance
+
+            result = run_arena(config, progress)
+    except ConfigError as error:
+        console.print(f"[red]config error:[/red] {escape(str(error))}", soft_wrap=True)
+        return 2
+    except MemoryError:
+        console.print(
+            "[red]out of memory:[/red] lower deals, matches, batch or the search bots' "
+            "samples and rollouts (bots.pimc.samples)",
+            soft_wrap=True,
+        )
+        return 2
+    print_result(result, console)
+    out = config.output
+    stem = Path(out.dir) / (out.name or f"{result.preset}-{result.players}p")
+    for path in save(result, stem, out.json, out.csv, out.plot):
+        console.print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,497 @@
+"""Train a PPO policy by batched self-play (one network plays every seat), CleanRL style.
+
+    python scripts/train.py configs/quickstart.yaml
+    python scripts/train.py configs/block.yaml total_updates=2000 ppo.lr=0.0001 num_games=512
+    python scripts/train.py configs/quickstart.yaml --resume  # continue runs/<name>/ from its last checkpoint
+    tensorboard --logdir runs
+
+Each update plays ``rollout_steps`` table steps of ``num_games`` games from fresh
+deals seeded by (seed, update), then runs the PPO epochs. Fresh deals per update
+make a checkpoint at an update boundary the whole training state (weights,
+optimizer, RNG states), so a resumed run repeats an uninterrupted one exactly
+on CPU; the price is that the last unfinished round of each game in a rollout
+is bootstrapped from the value net instead of played on. Evaluations run on
+their own random streams (on or off, they leave the training alone), and a kill
+at any point, mid-write or mid-evaluation, is completed by ``--resume``: see
+``_evaluate_and_record`` for the write order.
+
+Opponents (``opponents``, shares of the games): ``self`` games seat the learner at
+every seat; ``past`` games seat it at one seat against a snapshot of itself from
+an earlier update (sampling; the pool of the last ``snapshots.keep``, one taken
+every ``snapshots.every`` updates, is saved in the checkpoints); a bot name seats
+it against that bot. Only the learner's decisions are trained on.
+
+Writes to ``runs/<name>/``: TensorBoard scalars (``losses/*``, ``charts/SPS``
+(decisions of every seat per second, end to end), ``charts/return_vs_<bot>``,
+``eval/*`` from duplicate arena runs against ``eval.opponents`` and ``best.pt``, the best
+checkpoint so far: ``eval/diff_vs_best``), the config as
+text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best
+points difference against the first eval opponent; for ``episode: match`` the best share of
+duplicate matches won against it, ``eval/match_win_vs_<bot>``). Any checkpoint plays in the
+arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.pt,strong]``
+(with ``agents.training.checkpoint`` imported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shlex
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from torch.utils.tensorboard import SummaryWriter
+
+from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.tournament import run_arena
+from agents.bots.registry import make_bot
+from agents.training.checkpoint import (
+    FORMAT,
+    POLICY_KEYS,
+    CheckpointError,
+    NetworkPolicy,
+    build_model,
+    capture_rng,
+    load_checkpoint,
+    restore_rng,
+    save_checkpoint,
+)
+from agents.training.config import (
+    PAST,
+    RESUMABLE_CHANGES,
+    SELF,
+    TrainConfig,
+    load_train_config,
+    parse_train_config,
+)
+from agents.training.distill import (
+    Labelled,
+    collect_positions,
+    distill_epochs,
+    label_positions,
+    load_labels,
+    save_labels,
+)
+from agents.training.network import ActorCritic, resolve_device
+from agents.training.ppo import Opponents, collect_rollout, compute_advantages, ppo_update
+from domino_env.engine.rules import Rules
+from domino_env.envs.selfplay import SelfPlay
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", help="YAML config file (configs/quickstart.yaml)")
+    parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
+    parser.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    console = Console()
+    config = None
+    try:
+        config = load_train_config(args.config, args.overrides)
+        stats = train(config, resume=args.resume, console=console)
+    except (ConfigError, CheckpointError) as error:
+        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
+        return 2
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say how to go on, no traceback
+        signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
+        console.print(_how_to_resume(stop, config, args), markup=False, highlight=False, soft_wrap=True)
+        return 128 + signum
+    console.print(
+        f"{config.name}: {stats['update']:.0f} updates, {stats['global_step']:,.0f} env steps, "
+        f"{stats['SPS']:,.0f} steps/s; checkpoints in {config.run_dir / 'checkpoints'}"
+    )
+    return 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt: it unwinds like Ctrl-C (logs flushed, checkpoints whole)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _how_to_resume(stop: KeyboardInterrupt, config: TrainConfig | None, args: argparse.Namespace) -> str:
+    """One line: where the last checkpoint is and the command that continues from it."""
+    what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
+    command = ["python", "scripts/train.py", args.config, *args.overrides]
+    existing = sorted((config.run_dir / "checkpoints").glob("update_*.pt")) if config else []
+    if not existing:
+        return f"{what} before the first checkpoint; start again with: {shlex.join(command)}"
+    return f"{what}: last checkpoint {existing[-1]}; continue with: {shlex.join([*command, '--resume'])}"
+
+
+def train(config: TrainConfig, resume: bool = False, console: Console | None = None) -> dict[str, float]:
+    """Run (or continue) the training ``config`` describes; returns the last update's statistics."""
+    console = console or Console()
+    rules = config.build_rules()
+    _check_bots(config, rules)
+    checkpoints = config.run_dir / "checkpoints"
+
+    # Seeding: numpy draws the minibatches, torch the learner's moves; deals are seeded per update.
+    random.seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed by deterministic CUDA matmuls
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(config.threads)
+    device = resolve_device(config.device)
+
+    model = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
+    if config.model.init and not resume:  # fine-tuning: a trained network's weights instead of random ones
+        _load_weights(model, config.model.init, rules)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
+    update, global_step, best_score = 0, 0, float("-inf")
+    snapshots = [_weights(model)]  # the pool the "past" opponent draws from
+    pending = None  # the last checkpoint, when a kill cut its evaluation short: evaluated first
+    existing = sorted(checkpoints.glob("update_*.pt"))
+    if resume:
+        if not existing:
+            raise CheckpointError(f"--resume: no checkpoint in {checkpoints}")
+        payload = _recover(existing[-1], checkpoints / "best.pt")
+        _check_resumable(payload["config"], config, existing[-1])
+        try:
+            model.load_state_dict(payload["model"])
+            optimizer.load_state_dict(payload["optimizer"])
+        except (RuntimeError, ValueError) as error:
+            raise CheckpointError(f"checkpoint {existing[-1]}: does not fit this config: {error}") from None
+        restore_rng(payload["rng"], rng)
+        update, global_step, best_score = payload["update"], payload["global_step"], payload["best_score"]
+        snapshots = payload["snapshots"]
+        if payload.get("eval_due") and payload.get("eval_score") is None:
+            pending = payload
+        console.print(f"resumed from {existing[-1]} (update {update})")
+    elif existing:
+        raise ConfigError(f"{checkpoints} already holds checkpoints: pass --resume, or choose another name")
+    for partial in checkpoints.glob(".*.pt.*.tmp"):  # what a kill during save_checkpoint left
+        partial.unlink()
+
+    # A context manager: an interrupted run (Ctrl-C, SIGTERM) still flushes what it logged. Resuming
+    # drops what was logged after the checkpoint's update (step >= purge_step), to be logged again.
+    writer = SummaryWriter(str(config.run_dir), purge_step=global_step + 1 if resume else None)
+    writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
+    bots = [name for name in config.opponents if name not in (SELF, PAST)]
+    stats: dict[str, float] = {}
+    sps = 0.0
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
+    progress = Progress(*columns, TimeRemainingColumn(), console=console, disable=not config.progress)
+    with writer, progress as bar:
+        task = bar.add_task(f"train {config.name}", total=config.total_updates, completed=update, info="")
+        if pending:
+            best_score = _evaluate_and_record(existing[-1], pending, rng, config, writer, console)
+        if config.distill.rounds and not resume:
+            # 0. Distillation: the network learns the search teacher's values of every legal move
+            #    (training/distill.py); it is checkpointed and evaluated as update 0, then PPO takes over.
+            _distill(model, config, rules, device, rng, writer, bar)
+            snapshots = [_weights(model)]
+            path = checkpoints / "update_000000.pt"
+            payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
+            payload["eval_due"] = config.eval.every > 0
+            save_checkpoint(path, payload)
+            if payload["eval_due"]:
+                best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
+        start, start_step = time.perf_counter(), global_step  # SPS counts the PPO updates alone
+        while update < config.total_updates:
+            # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
+            play = SelfPlay(
+                rules, config.num_games, config.episode, seed=np.random.default_rng([config.seed, update])
+            )
+            update_seed = config.seed * 1_000_003 + update
+            policies = {
+                name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
+            }
+            if PAST in config.opponents:
+                past = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
+                past.load_state_dict(snapshots[rng.integers(len(snapshots))])
+                generator = torch.Generator(device=device).manual_seed(update_seed)
+                policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
+            opponents = Opponents.assign(config.num_games, rules, config.opponents, policies)
+            rollout = collect_rollout(
+                model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale, config.reward
+            )
+
+            # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.
+            advantages, returns = compute_advantages(rollout, config.ppo.gamma, config.ppo.gae_lambda)
+            stats = ppo_update(model, optimizer, rollout, advantages, returns, config.ppo, rng, device)
+            update += 1
+            global_step += config.rollout_steps * config.num_games
+            if update % config.snapshots.every == 0:
+                snapshots = [*snapshots, _weights(model)][-config.snapshots.keep :]
+            sps = (global_step - start_step) / (time.perf_counter() - start)
+
+            # 3. Logging.
+            for key in ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance"):
+                writer.add_scalar(f"losses/{key}", stats[key], global_step)
+            writer.add_scalar("charts/SPS", sps, global_step)
+            writer.add_scalar("charts/update", update, global_step)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            for name, values in rollout.episode_returns.items():
+                if values and name != SELF:
+                    writer.add_scalar(f"charts/return_vs_{name}", float(np.mean(values)), global_step)
+            writer.add_scalar("charts/episodes", sum(map(len, rollout.episode_returns.values())), global_step)
+            bar.update(task, completed=update, info=f"{sps:,.0f} SPS  kl {stats['approx_kl']:.4f}")
+
+            # 4. Checkpoint (atomic, last K kept), then the arena on it; the best one is kept as best.pt.
+            last = update == config.total_updates
+            evaluate = config.eval.every > 0 and (update % config.eval.every == 0 or last)
+            if evaluate or last or update % config.checkpoint.every == 0:
+                path = checkpoints / f"update_{update:06d}.pt"
+                payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
+                payload["eval_due"] = evaluate
+                save_checkpoint(path, payload)
+                _prune(checkpoints, config.checkpoint.keep)
+                if evaluate:
+                    best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
+                    stats["eval_score"] = payload["eval_score"]
+    stats["update"], stats["global_step"], stats["SPS"] = update, global_step, sps
+    return stats
+
+
+def _payload(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    rng: np.random.Generator,
+    config: TrainConfig,
+    update: int,
+    global_step: int,
+    best_score: float,
+    snapshots: list[dict[str, torch.Tensor]],
+) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "model": _weights(model),
+        "optimizer": optimizer.state_dict(),
+        "config": config.to_dict(),
+        "update": update,
+        "global_step": global_step,
+        "best_score": best_score,
+        "rng": capture_rng(rng),
+        "snapshots": snapshots,
+        "eval_due": False,  # whether this update is evaluated...
+        "eval_score": None,  # ...and its score once it was (see _evaluate_and_record)
+    }
+
+
+def _weights(model: ActorCritic) -> dict[str, torch.Tensor]:
+    """A detached CPU copy of the weights (checkpoints and snapshots must not follow later updates)."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` most recent ``update_*.pt`` (best.pt is a separate file)."""
+    for old in sorted(folder.glob("update_*.pt"))[:-keep]:
+        old.unlink()
+
+
+def _evaluate_and_record(
+    path: Path,
+    payload: dict[str, Any],
+    rng: np.random.Generator,
+    config: TrainConfig,
+    writer: SummaryWriter,
+    console: Console,
+) -> float:
+    """Evaluate checkpoint ``path`` (saved from ``payload``), keep it as best.pt if it is the best so far,
+    record its score in it; returns the best score so far.
+
+    The write order makes any kill recoverable by ``_recover``:
+
+    1. ``update_N.pt`` is saved with ``eval_due`` and no ``eval_score`` (before this is called);
+    2. the arena plays it (scalars logged and flushed);
+    3. if it beats the best score, it is saved as ``best.pt``, its score as ``best_score``;
+    4. ``update_N.pt`` is saved again with its ``eval_score`` (and the new ``best_score``).
+
+    Invariant: best.pt is written before any checkpoint records its score, so best.pt's ``best_score``
+    is the best score so far (the resume takes it from there, not from ``update_N.pt``). A kill before 3
+    leaves the evaluation pending and best.pt the one it played: the resume evaluates it again. A kill
+    between 3 and 4 leaves best.pt holding update N and its score: the resume takes the record from it.
+    """
+    # The arena draws from torch's global RNG (it builds networks): training gets its streams back
+    # untouched, so that the checkpoint's RNG states are where the run goes on from, evaluations or not.
+    saved = capture_rng(rng)
+    payload["eval_score"] = _evaluate(path, config, writer, payload["global_step"], console)
+    restore_rng(saved, rng)
+    writer.flush()
+    if payload["eval_score"] > payload["best_score"]:
+        payload["best_score"] = payload["eval_score"]
+        save_checkpoint(path.parent / "best.pt", payload)
+    save_checkpoint(path, payload)
+    return payload["best_score"]
+
+
+def _recover(last: Path, best: Path) -> dict[str, Any]:
+    """The payload of checkpoint ``last``, its ``best_score`` taken from ``best`` (see _evaluate_and_record).
+
+    If ``best`` is the very same update with its evaluation recorded (a kill came between writing it and
+    recording the score in ``last``), that record is completed from it.
+    """
+    payload = load_checkpoint(last)
+    if not best.exists():
+        payload["best_score"] = float("-inf")
+        return payload
+    kept = load_checkpoint(best)
+    if kept["update"] == payload["update"] and payload.get("eval_score") is None:
+        save_checkpoint(last, kept)
+        return kept
+    payload["best_score"] = kept["best_score"]
+    return payload
+
+
+def _check_bots(config: TrainConfig, rules: Rules) -> None:
+    """Build every bot the run will build, once, so that a bad option (an unknown keyword, a
+    rollout_bot that is no bot nor checkpoint) stops it before it starts, naming its key."""
+    names = {name for name in (*config.opponents, *config.eval.opponents) if name not in (SELF, PAST)}
+    checks = [(f"bots.{name}", name, config.bots.get(name, {})) for name in sorted(names)]
+    if config.distill.rounds:
+        checks.append(("distill.teacher", "pimc", config.distill.teacher))
+    for key, name, options in checks:
+        try:
+            make_bot(name, rules, 0, **options)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{key}: {error}") from None
+
+
+def _load_weights(model: ActorCritic, path: str, rules: Rules) -> None:
+    """Copy the weights of the checkpoint or policy file at ``path`` (checked to fit) into ``model``."""
+    payload = load_checkpoint(path, POLICY_KEYS)
+    trained = build_model(payload, path, rules)
+    try:
+        model.load_state_dict(trained.state_dict())
+    except RuntimeError:
+        raise CheckpointError(
+            f"model.init {path}: its network {payload['config']['model']} is not this config's model"
+        ) from None
+
+
+def _distill(
+    model: ActorCritic,
+    config: TrainConfig,
+    rules: Rules,
+    device: torch.device,
+    rng: np.random.Generator,
+    writer: SummaryWriter,
+    bar: Progress,
+) -> None:
+    """``distill.rounds`` rounds of expert iteration (training/distill.py): label positions with the teacher,
+    then train on every position labelled so far.
+
+    Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
+    (DAgger: the labels cover the states the network reaches). Each round's labels are cached in
+    ``<run>/teacher/`` under a key of everything they depend on, so a run killed here and started
+    again skips the search it has done; every round has its own seeds, cached or not.
+    """
+    settings = config.distill
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, eps=1e-5)
+    labelled: list[Labelled] = []
+    for round_ in range(settings.rounds):
+        seed = config.seed * 1_000_003 + round_
+        cache = config.run_dir / "teacher" / f"round_{round_:03d}.npz"
+        source = [config.preset, config.players, config.rules, config.seed, round_, settings.positions]
+        source += [settings.games, settings.teacher, settings.privileged]
+        key = json.dumps(source) + (_digest(model) if round_ else "")
+        data = load_labels(cache, key)
+        if data is None:
+            if round_ == 0:
+                behaviour = make_bot("strong", rules, seed)
+            else:
+                generator = torch.Generator(device=device).manual_seed(seed)
+                behaviour = NetworkPolicy("learner", model, greedy=False, generator=generator)
+            positions = collect_positions(rules, behaviour, settings.positions, settings.games, seed)
+            teacher = make_bot("pimc", rules, seed, **settings.teacher)
+            task = bar.add_task(
+                f"teacher round {round_}", total=settings.positions, info="positions labelled"
+            )
+            data = label_positions(
+                teacher,
+                positions,
+                settings.privileged,
+                progress=lambda done, task=task: bar.update(task, completed=done),
+            )
+            save_labels(cache, key, data)
+        labelled.append(data)
+        stats = distill_epochs(
+            model, optimizer, Labelled.concat(labelled), settings.epochs, settings.batch,
+            settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
+            rng, device,
+        )  # fmt: skip
+        for name, value in stats.items():
+            writer.add_scalar(f"distill/{name}", value, round_)
+        bar.console.print(
+            f"distill round {round_}: {len(labelled) * settings.positions:,} positions, agreement with the "
+            f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
+        )
+
+
+def _digest(model: ActorCritic) -> str:
+    """A short fingerprint of the weights (the behaviour of rounds after the first)."""
+    hasher = hashlib.sha256()
+    for tensor in model.state_dict().values():
+        hasher.update(tensor.detach().cpu().numpy().tobytes())
+    return hasher.hexdigest()[:16]
+
+
+def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
+    """Greedy policy at ``path`` vs each eval opponent and the best checkpoint so far, on duplicate deals.
+
+    Returns what picks ``best.pt``: against the first eval opponent, the points difference per round,
+    or for match episodes the share of duplicate matches won (``eval.deals`` matches, besides the rounds).
+    """
+    best = path.parent / "best.pt"
+    previous = [str(best)] if best.exists() else []
+    matches = config.episode == "match"
+    arena = ArenaConfig(
+        preset=config.preset,
+        players=config.players,
+        rules=config.rules,
+        policies=[str(path), *config.eval.opponents, *previous],
+        format="head_to_head",
+        deals=config.eval.deals,
+        matches=config.eval.deals if matches else 0,
+        seed=config.eval.seed,
+        bots={name: options for name, options in config.bots.items() if name in config.eval.opponents},
+        progress=False,
+    )
+    result = run_arena(arena)
+    summary = []
+    for pair in result.pairs:
+        name = pair.second  # the arena names best.pt "best"
+        writer.add_scalar(f"eval/diff_vs_{name}", pair.diff, step)
+        writer.add_scalar(f"eval/ci_vs_{name}", pair.ci, step)
+        writer.add_scalar(f"eval/round_win_vs_{name}", pair.round_win[0], step)
+        summary.append(f"{name} {pair.diff:+.2f}±{pair.ci:.2f}")
+        if matches:
+            writer.add_scalar(f"eval/match_win_vs_{name}", pair.match_win[0], step)
+            summary[-1] += f" (matches won {pair.match_win[0]:.1%})"
+    console.print(f"eval {path.name}: points/round vs " + ", ".join(summary))
+    return result.pairs[0].match_win[0] if matches else result.pairs[0].diff
+
+
+def _check_resumable(saved: dict[str, Any], config: TrainConfig, path: Path) -> None:
+    """Resuming with other rules, net or PPO settings would silently train something else: refuse it."""
+    current = config.to_dict()
+    saved = parse_train_config(saved).to_dict()  # keys added since the checkpoint take their defaults
+    changed = sorted(k for k in current if k not in RESUMABLE_CHANGES and saved.get(k) != current[k])
+    if changed:
+        detail = "; ".join(f"{k}: {saved.get(k)!r} -> {current[k]!r}" for k in changed)
+        raise CheckpointError(f"checkpoint {path}: was trained with a different config ({detail})")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
