@@ -145,7 +145,7 @@ def test_a_disagreement_is_reported() -> None:
     game = Game(Rules.preset("block", 2), seed=0)
     ref = reference_for(game)
     compare_position(game, ref, "start")
-    game._obs[5] += 1  # corrupt seat 0's tile-owner entry of tile 5
+    game.core.views.seat_rows[0, 0, 5] += 1  # corrupt seat 0's tile-owner entry of tile 5
     with pytest.raises(Disagreement, match="observation of seat 0 differs at"):
         compare_position(game, ref, "start")
 

@@ -9,7 +9,6 @@ replay with hypothesis: any input gives a result or a ValueError.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.bots.registry import load_policy
+from agents.training import train
 from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
@@ -176,15 +176,12 @@ def test_policy_files_are_checked_for_their_own_keys_only(tmp_path: Path) -> Non
 
 
 def test_resume_from_a_checkpoint_with_a_string_config_is_a_checkpoint_error(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
-    train_script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train_script)
     payload = tiny_payload(tmp_path)
     config = parse_train_config(payload["config"])
     folder = config.run_dir / "checkpoints"
     save_checkpoint(folder / "update_000003.pt", {**payload, "config": "block"})
     with pytest.raises(CheckpointError, match="config: expected the training config as a dict"):
-        train_script.train(config, resume=True)
+        train.train(config, resume=True)
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)

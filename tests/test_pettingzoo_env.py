@@ -13,7 +13,7 @@ from pettingzoo import AECEnv, ParallelEnv, make
 from pettingzoo.test import api_test, parallel_api_test, seed_test
 
 from domino_env.engine.errors import IllegalMoveError
-from domino_env.engine.game import Game, tiles_of
+from domino_env.engine.game import Game
 from domino_env.engine.observation import observation_fields
 from domino_env.engine.rules import END_NAMES, Rules, all_configurations
 from domino_env.engine.tiles import parse_tile, tile_index, tile_name
@@ -227,7 +227,7 @@ def test_no_observation_changes_when_unseen_tiles_are_swapped(preset: str, playe
         first.reset(options={"deal": {**record, "moves": []}})
         held, history = set(), []
         for move in record["moves"]:
-            held |= set(tiles_of(first.game.hands[observer]))
+            held |= {t for t in range(28) if first.game.hands[observer] >> t & 1}
             history.append((first.observe(agent)["observation"], public_events(first.game)))
             first.step(first.move_to_action(move))
         placed = {tile_name(parse_tile(m.split(":")[0])) for m in record["moves"]}

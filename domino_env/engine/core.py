@@ -34,7 +34,7 @@ from domino_env.engine.observation import ObservationViews, observation_size
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import NUM_TILES, PIPS
 
-LINKED = ("ends", "end_tile", "_kernel_rules", "_kernel_state")
+LINKED = ("ends", "end_tile", "kernel_rules", "kernel_state")
 """``DominoCore`` attributes derived from the others by ``_link`` (not pickled)."""
 
 
@@ -161,8 +161,8 @@ class DominoCore:
         """(N, 4) number showing at left, right, up, down; -1 when not open."""
         self.end_tile = self._end_state[:, 4:]
         """(N, 4) outer tile of each end; -1 when not open or an unplayed short side."""
-        self._kernel_rules = kernels.kernel_rules(self.rules, self.views, match=self.mode == "match")
-        self._kernel_state = kernels.KernelState(
+        self.kernel_rules = kernels.kernel_rules(self.rules, self.views, match=self.mode == "match")
+        self.kernel_state = kernels.KernelState(
             hands=self.hands.view(np.int64),  # int64 views: the same memory, tiles use 28 bits
             table=self.table.view(np.int64),
             end_state=self._end_state,
@@ -218,9 +218,9 @@ class DominoCore:
             self.deal_source.restart(self.rng)
         self.scores[:] = 0
         self.rounds_played[:] = 0
-        self._start_rounds(self._arange, first=np.ones(self.num_games, dtype=bool))
+        self.start_rounds(self._arange, first=np.ones(self.num_games, dtype=bool))
 
-    def _start_rounds(self, games: np.ndarray, first: np.ndarray, winners: np.ndarray | None = None) -> None:
+    def start_rounds(self, games: np.ndarray, first: np.ndarray, winners: np.ndarray | None = None) -> None:
         """Deal and set up a new round in ``games`` (first[i]: first round of its game)."""
         prepared, deal_rows, opener = self.deal_source.select(games)
         deals = (
@@ -232,7 +232,7 @@ class DominoCore:
         )
         next_winner = np.full(len(games), -1, dtype=np.intp) if winners is None else winners
         kernels.start_rounds(
-            self._kernel_rules, self._kernel_state, games, first, next_winner, deals, deal_rows,
+            self.kernel_rules, self.kernel_state, games, first, next_winner, deals, deal_rows,
             opener.astype(np.intp, copy=False),
         )  # fmt: skip
 
@@ -243,7 +243,7 @@ class DominoCore:
         arrays directly (``agents.bots.positions.load_positions`` does).
         """
         rows = self._arange if games is None else np.asarray(games, dtype=np.intp)
-        kernels.refresh_legal(self._kernel_rules, self._kernel_state, rows)
+        kernels.refresh_legal(self.kernel_rules, self.kernel_state, rows)
 
     # -- queries ---------------------------------------------------------------
     def legal_mask(self, games: np.ndarray | None = None) -> np.ndarray:
@@ -259,7 +259,7 @@ class DominoCore:
         """A uniformly random legal action per game (int64), from the cached bitboards."""
         rng = self.rng if rng is None else rng
         actions = np.empty(self.num_games, dtype=np.int64)
-        kernels.pick_legal(self._kernel_state.legal_bits, rng.random(self.num_games), actions)
+        kernels.pick_legal(self.kernel_state.legal_bits, rng.random(self.num_games), actions)
         return actions
 
     def observe(self, seats: np.ndarray | int | None = None, games: np.ndarray | None = None) -> np.ndarray:
@@ -272,7 +272,7 @@ class DominoCore:
             seats = self.to_play.take(rows)
         seats = np.broadcast_to(np.asarray(seats, dtype=np.intp), rows.shape)
         obs = np.empty((len(rows), self.obs_size), dtype=np.int16)
-        kernels.observe(self._kernel_rules, self._kernel_state, rows, seats, obs)
+        kernels.observe(self.kernel_rules, self.kernel_state, rows, seats, obs)
         return obs
 
     def hand_pips(self) -> np.ndarray:
@@ -309,12 +309,12 @@ class DominoCore:
             rows = np.flatnonzero(active)
             actions = actions[rows]
         actions = actions.astype(np.int64, copy=False)
-        bad = kernels.first_illegal(rows, actions, self._kernel_state.legal_bits, self.num_actions)
+        bad = kernels.first_illegal(rows, actions, self.kernel_state.legal_bits, self.num_actions)
         if bad >= 0:
             self._raise_illegal(rows, actions, bad)
         seat, end_code, fives = step_outputs(len(rows))
         kernels.place_and_advance(
-            self._kernel_rules, self._kernel_state, rows, actions, end_code, fives, seat
+            self.kernel_rules, self.kernel_state, rows, actions, end_code, fives, seat
         )
         return self._step_result(rows, seat, end_code, fives)
 
@@ -330,7 +330,7 @@ class DominoCore:
         seat, end_code, fives = step_outputs(len(rows))
         key = rng.integers(2**63, dtype=np.uint64)
         stop = np.asarray(stop_seat, dtype=np.intp)
-        kernels.play_random(self._kernel_rules, self._kernel_state, rows, stop, key, end_code, fives, seat)
+        kernels.play_random(self.kernel_rules, self.kernel_state, rows, stop, key, end_code, fives, seat)
         return self._step_result(rows, seat, end_code, fives)
 
     def _step_result(self, rows: np.ndarray, seat: np.ndarray, end_code: np.ndarray, fives) -> StepResult:
@@ -365,9 +365,9 @@ class DominoCore:
         first, winners = np.empty(len(games), dtype=bool), np.empty(len(games), dtype=np.intp)
         work = np.empty((4, self.num_sides), dtype=np.int64)
         kernels.finish_rounds(
-            self._kernel_rules, self._kernel_state, games, placer, end, out, first, winners, work
+            self.kernel_rules, self.kernel_state, games, placer, end, out, first, winners, work
         )
-        self._start_rounds(games, first, winners)
+        self.start_rounds(games, first, winners)
 
     def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, bad: int) -> None:
         game, action = int(rows[bad]), int(actions[bad])

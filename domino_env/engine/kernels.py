@@ -444,6 +444,35 @@ def finish_rounds(r, s, games, placer, end, out, first, next_winner, work) -> No
         next_winner[i] = winner if scored else -1
 
 
+@kernel
+def keep_final_scores(r, s, rows, scores) -> None:
+    """Put an ended episode's final ``scores`` back, in the state and every observer's view.
+
+    ``finish_rounds`` zeroes the scores of a game that ended, ready for the next; a
+    one-game environment shows the finished game instead until it is reset.
+    """
+    for i in range(len(rows)):
+        g = rows[i]
+        for k in range(r.num_sides):
+            s.scores[g, k] = scores[i, k]
+        write_scores(r, s, g)
+
+
+@kernel
+def open_low_left(r, s, rows) -> None:
+    """Mirror an opening tile so that its low number shows on the left (a record may open so).
+
+    Actions always open high number left; the two long ends swap places, nothing else changes.
+    """
+    for i in range(len(rows)):
+        g = rows[i]
+        s.end_state[g, 0], s.end_state[g, 1] = s.end_state[g, 1], s.end_state[g, 0]
+        s.end_count[g, 0], s.end_count[g, 1] = s.end_count[g, 1], s.end_count[g, 0]
+        left, right = s.shared[g, r.number_at], s.shared[g, r.number_at + 1]
+        s.shared[g, r.number_at], s.shared[g, r.number_at + 1] = right, left
+        update_legal(r, s, g)
+
+
 @njit(cache=True, inline="always")
 def best_of(values, count) -> tuple[int, int]:
     """(index of the largest of ``values[:count]``, the first on a tie; how many share that value)."""

@@ -35,12 +35,13 @@ import numpy as np
 
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
-from domino_env.engine.game import Game, rule_overrides
+from domino_env.engine.game import Game
 from domino_env.engine.reference import Round, deal_to_hands
 from domino_env.engine.rules import CHANCE_OPENERS, PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.envs.pettingzoo_env import env, raw_env
 from domino_env.envs.policies import sample_legal
 from domino_env.envs.vector_env import DominoVectorEnv
+from domino_env.tools.records import rule_overrides
 
 ENGINES = ("core", "reference", "openspiel", "game", "aec", "aec-raw", "vector")
 VECTOR_WARM_UP_STEPS = 3

@@ -22,13 +22,23 @@ import difflib
 from typing import Any
 
 from domino_env.engine.reference import Round
-from domino_env.engine.rules import SCORE_LIMIT, Rules
+from domino_env.engine.rules import FIELD_NAMES, SCORE_LIMIT, Rules
 from domino_env.engine.tiles import NUM_TILES, parse_tile, tile_name
 
 RECORD_KEYS = ("preset", "players", "hands", "boneyard", "opener", "scores", "rules", "moves")
 REQUIRED_KEYS = ("preset", "players", "hands")
 RECORD_FIXED_FIELDS = ("name", "players")
 """Rules fields a record's ``rules`` overrides may not change (set by its own keys)."""
+
+
+def rule_overrides(rules: Rules) -> dict:
+    """The fields where ``rules`` differs from its preset (what a record's ``rules`` key holds)."""
+    base = Rules.preset(rules.name, rules.players)
+    return {
+        f: getattr(rules, f)
+        for f in FIELD_NAMES
+        if f not in RECORD_FIXED_FIELDS and getattr(rules, f) != getattr(base, f)
+    }
 
 
 def replay(record: dict) -> dict:
