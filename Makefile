@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0 || echo "note: no local CPU torch wheel; pip picks a build"
-	$(BIN)/python -m pip install --quiet -e '.[dev,train,sb3,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,train,sb3,docs,web]'
 	touch $(STAMP)
 
 ## The main job: train a small agent with the default config (ARGS="key=value ...");

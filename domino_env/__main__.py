@@ -1,4 +1,7 @@
-"""Command line: ``python -m domino_env replay FILE.json`` and ``python -m domino_env demo``.
+"""Command line: ``python -m domino_env replay FILE.json``, ``demo`` and ``serve`` (the web table).
+
+Installed as ``domino-replay``; ``domino-replay FILE.json`` (a file first: a ``.json`` name or
+an existing file) is short for ``domino-replay replay FILE.json``.
 
 Each subcommand is a function taking the parsed arguments and returning the exit
 status; add one by registering it in ``build_parser``. Errors a user can cause
@@ -17,10 +20,11 @@ import numpy as np
 
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import Round, deal_to_hands
-from domino_env.engine.rules import PRESET_NAMES, Rules
+from domino_env.engine.rules import CHANCE_OPENERS, PRESET_NAMES, Rules
 from domino_env.tools.benchmark import bench_core, format_table
 from domino_env.tools.records import replay
 from domino_env.tools.render import render_text
+from domino_env.web import cli as web_cli
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -35,7 +39,7 @@ def run_demo(args: argparse.Namespace) -> int:
     rules = Rules.preset(args.preset, args.players)
     rng = np.random.default_rng(args.seed)
     hands, boneyard = deal_to_hands(rules, random_deals(rules, 1, rng)[0])
-    chance = rules.first_opener in ("lots", "random")
+    chance = rules.first_opener in CHANCE_OPENERS
     game = Round(rules, hands, boneyard, opener=int(rng.integers(rules.players)) if chance else None)
     print(f"== {rules.name}, {rules.players} players, seed {args.seed} ==\n")
     print(render_text(game), "\n")
@@ -64,10 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo_cmd.add_argument("--num-envs", type=int, default=8192)
     demo_cmd.add_argument("--bench-seconds", type=float, default=2.0, help="0 skips the benchmark")
     demo_cmd.set_defaults(run=run_demo)
+    serve_cmd = commands.add_parser("serve", help="the web table: play the bots, watch records (needs [web])")
+    web_cli.add_arguments(serve_cmd)
+    serve_cmd.set_defaults(run=web_cli.serve)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and (argv[0].lower().endswith(".json") or Path(argv[0]).is_file()):
+        argv = ["replay", *argv]  # ``domino-replay FILE``: a record file first means the replay subcommand
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

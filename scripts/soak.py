@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if time.monotonic() >= deadline:
             break
-        check = CrossCheck(Rules.preset(name, players), args.num_games, seed=seed, mode=mode)
+        check = CrossCheck(Rules.preset(name, players), args.num_games, seed=seed, episode=mode)
         try:
             stats = check.run(args.steps)
         except Disagreement as error:

@@ -50,7 +50,7 @@ def test_bot_beats_random_where_it_is_meant_to(bot: str, preset: str, players: i
 
 def mid_round(rules: Rules, games: int, seed: int) -> DominoCore:
     rng = np.random.default_rng(seed)
-    core = DominoCore(rules, games, seed=seed, mode="match")
+    core = DominoCore(rules, games, seed=seed, episode="match")
     for _ in range(int(rng.integers(1, 12))):
         core.step(core.random_actions(rng))
     return core

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import typing
 from pathlib import Path
@@ -27,13 +26,6 @@ from agents.training.config import (
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "configs" / "quickstart.yaml"
 ARENA = ROOT / "configs" / "arena.yaml"
-
-
-def _script(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(
@@ -159,7 +151,8 @@ def test_plain_names_are_fine(tmp_path: Path) -> None:
 
 def test_a_run_folder_moved_to_another_output_dir_resumes(tmp_path: Path) -> None:
     assert {"output_dir", "progress"} <= set(RESUMABLE_CHANGES)
-    train = _script("train")
+    from agents.training import train
+
     tiny = {
         "preset": "block", "players": 2, "num_games": 8, "rollout_steps": 4, "model": {"hidden": [16]},
         "eval": {"every": 0}, "checkpoint": {"every": 1, "keep": 2}, "progress": False, "name": "moved",
@@ -174,7 +167,8 @@ def test_a_run_folder_moved_to_another_output_dir_resumes(tmp_path: Path) -> Non
 
 
 def test_evaluate_script_names_the_seed_and_reports_memory_errors(monkeypatch, capsys) -> None:
-    evaluate = _script("evaluate")
+    from agents.arena import evaluate
+
     assert evaluate.main(["seed=-1", "progress=false"]) == 2
     out = capsys.readouterr().out
     assert "seed must be at least 0" in out and "policies" not in out

@@ -152,7 +152,7 @@ class Tracker:
         for g in np.flatnonzero(empty):
             expected[g] = False
             forced_rule = rules.first_opener in FORCED and (
-                core.mode == "round" or self.first_round[g] or rules.later_opener == "same"
+                core.episode == "round" or self.first_round[g] or rules.later_opener == "same"
             )
             if forced_rule:
                 tile = forced_tile(rules, core.deal[g])
@@ -237,7 +237,7 @@ class Tracker:
         assert (result.points[~over] == 0).all()
         assert not (result.game_over & ~over).any(), "a game can only end with a round"
         assert (result.game_winner[~result.game_over] == -1).all()
-        if core.mode == "round":
+        if core.episode == "round":
             assert (result.game_over == over).all()
 
         # Fives: multiples of 5, only in fives presets, and exactly the score change.
@@ -292,7 +292,7 @@ class Tracker:
         best = scores.max()
         unique = (scores == best).sum() == 1
         decided = bool(best >= rules.target and unique)
-        if self.core.mode == "round":
+        if self.core.episode == "round":
             assert result.game_over[g]
             return
         if result.end[g] == 4:
@@ -326,7 +326,7 @@ class Tracker:
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=SEEDS, steps=st.integers(min_value=1, max_value=90), num_games=st.integers(1, 6))
 def test_invariants_hold_after_every_step(name, players, mode, seed, steps, num_games):
-    core = DominoCore(Rules.preset(name, players), num_games, seed=seed, mode=mode)
+    core = DominoCore(Rules.preset(name, players), num_games, seed=seed, episode=mode)
     tracker = Tracker(core)
     tracker.check_position()
     for _ in range(steps):
@@ -548,15 +548,15 @@ DETERMINISM_CASES = [(name, p, "match") for name, p in CONFIGS] + [
 )
 def test_same_seed_same_run_and_reset_reproduces(name, players, mode):
     rules = Rules.preset(name, players)
-    first = run_record(DominoCore(rules, 4, seed=123, mode=mode), 200)
-    second = run_record(DominoCore(rules, 4, seed=123, mode=mode), 200)
+    first = run_record(DominoCore(rules, 4, seed=123, episode=mode), 200)
+    second = run_record(DominoCore(rules, 4, seed=123, episode=mode), 200)
     assert records_equal(first, second)
 
-    other = DominoCore(rules, 4, seed=124, mode=mode)
+    other = DominoCore(rules, 4, seed=124, episode=mode)
     assert not np.array_equal(other.deal, first[0]), "different seeds must deal differently"
     assert not records_equal(first[:52], run_record(other, 50))
 
-    reused = DominoCore(rules, 4, seed=999, mode=mode)
+    reused = DominoCore(rules, 4, seed=999, episode=mode)
     run_record(reused, 37)
     reused.reset(seed=123)
     assert (reused.scores == 0).all()
@@ -578,7 +578,7 @@ def test_fixed_deal_list_is_walked_in_order_by_every_game(name, players, mode):
     deals = random_deals(rules, 3, np.random.default_rng(len(name) * 10 + players))
     openers = np.array([players - 1, 0, 1 % players])
     n = 5
-    core = DominoCore(rules, n, seed=3, mode=mode, deals=deals, openers=openers)
+    core = DominoCore(rules, n, seed=3, episode=mode, deals=deals, openers=openers)
     rounds = np.zeros(n, dtype=int)
     first_round = np.ones(n, dtype=bool)
 
@@ -780,9 +780,9 @@ def test_bad_num_games_raises(num_games):
         DominoCore(Rules.preset("block", 2), num_games, seed=0)
 
 
-def test_bad_mode_raises_and_non_rules_is_a_type_error():
-    with pytest.raises(ValueError, match="mode"):
-        DominoCore(Rules.preset("block", 2), 2, seed=0, mode="episode")
+def test_bad_episode_raises_and_non_rules_is_a_type_error():
+    with pytest.raises(ValueError, match="episode must be one of round, match; got 'game'"):
+        DominoCore(Rules.preset("block", 2), 2, seed=0, episode="game")
     with pytest.raises(TypeError, match="Rules"):
         DominoCore("block", 2, seed=0)
     with pytest.raises(TypeError, match="Rules"):
@@ -894,12 +894,12 @@ def test_batch_sizes(num_games):
 @pytest.mark.parametrize(("name", "players"), CONFIGS, ids=CONFIG_IDS)
 def test_match_mode_scores_game_ends_and_opener_rotation(name, players):
     rules = Rules.preset(name, players)
-    core = DominoCore(rules, 12, seed=21, mode="match")
+    core = DominoCore(rules, 12, seed=21, episode="match")
     tracker = Tracker(core)
     for _ in range(700):
         result = tracker.step()
         if result.game_over.any():
-            assert core.mode == "match"
+            assert core.episode == "match"
         if tracker.game_overs >= 3 and tracker.rounds.min() >= 2:
             break
     assert tracker.game_overs >= 3, "several games should finish"
@@ -909,7 +909,7 @@ def test_match_mode_scores_game_ends_and_opener_rotation(name, players):
 
 def test_muggins_target_ends_the_game_mid_round():
     rules = Rules.preset("muggins", 2, target=10)
-    core = DominoCore(rules, 64, seed=5, mode="match")
+    core = DominoCore(rules, 64, seed=5, episode="match")
     tracker = Tracker(core)
     for _ in range(200):
         tracker.step()
@@ -920,7 +920,7 @@ def test_muggins_target_ends_the_game_mid_round():
 
 def test_idrd_opener_rotates_after_every_round():
     rules = Rules.preset("idrd_block", 4)
-    core = DominoCore(rules, 8, seed=9, mode="match")
+    core = DominoCore(rules, 8, seed=9, episode="match")
     openers = [[int(o)] for o in core.opener]
     rotations = 0
     for _ in range(300):
@@ -938,7 +938,7 @@ def test_idrd_opener_rotates_after_every_round():
 
 def test_block_winner_opens_the_next_round():
     rules = Rules.preset("block", 3)
-    core = DominoCore(rules, 16, seed=12, mode="match")
+    core = DominoCore(rules, 16, seed=12, episode="match")
     seen_winner = seen_nobody = 0
     for _ in range(300):
         before = core.opener.copy()

@@ -48,7 +48,7 @@ def test_fixed_deal_lists_agree_with_the_reference(preset: str, players: int, mo
     """Every game walks the same list; some games stand still each step (``active``)."""
     rules = Rules.preset(preset, players)
     deals = random_deals(rules, 7, np.random.default_rng(3))
-    check = CrossCheck(rules, num_games=24, seed=2, mode=mode, deals=deals)
+    check = CrossCheck(rules, num_games=24, seed=2, episode=mode, deals=deals)
     check.run(120, active_rate=0.7)
     assert check.stats.rounds >= 20
     walked = check.core.deal_source.cursor
@@ -59,7 +59,7 @@ def test_fixed_deals_with_given_openers_agree_with_the_reference() -> None:
     rules = Rules.preset("spanish_pairs", 4)  # the first opener is chosen by lots
     deals = random_deals(rules, 5, np.random.default_rng(4))
     openers = np.array([3, 0, 2, 1, 3])
-    check = CrossCheck(rules, num_games=16, seed=5, mode="match", deals=deals, openers=openers)
+    check = CrossCheck(rules, num_games=16, seed=5, episode="match", deals=deals, openers=openers)
     np.testing.assert_array_equal(check.core.opener, openers[0])
     check.run(100, active_rate=0.8)
     assert check.stats.rounds >= 10
@@ -85,7 +85,7 @@ def test_illegal_action_changes_nothing() -> None:
 @pytest.mark.parametrize(("preset", "players"), [("block", 2), ("all_fives", 4), ("muggins", 2), ("draw", 3)])
 def test_play_random_moves_until_the_stop_seat_or_the_round_end(preset: str, players: int) -> None:
     rules = Rules.preset(preset, players)
-    core = DominoCore(rules, 300, seed=4, mode="match")
+    core = DominoCore(rules, 300, seed=4, episode="match")
     rng = np.random.default_rng(1)
     stop = rng.integers(players, size=300)
     rounds = 0
@@ -138,7 +138,7 @@ def test_refresh_legal_rebuilds_the_cached_legal_sets(preset: str, players: int)
 
 @pytest.mark.parametrize("copier", ["pickle", "deepcopy"])
 def test_a_copied_core_plays_on_like_the_original_and_apart_from_it(copier: str) -> None:
-    core = DominoCore(Rules.preset("all_fives", 3), 32, seed=6, mode="match")
+    core = DominoCore(Rules.preset("all_fives", 3), 32, seed=6, episode="match")
     for _ in range(25):
         core.step(core.random_actions())
     twin = pickle.loads(pickle.dumps(core)) if copier == "pickle" else copy.deepcopy(core)

@@ -30,13 +30,13 @@ def test_rounds_agree(preset: str, players: int) -> None:
 
 @pytest.mark.parametrize(("preset", "players"), CONFIGS)
 def test_matches_agree(preset: str, players: int) -> None:
-    check = CrossCheck(Rules.preset(preset, players), num_games=32, seed=7 + players, mode="match")
+    check = CrossCheck(Rules.preset(preset, players), num_games=32, seed=7 + players, episode="match")
     run_until(check, 60)
     assert check.stats.rounds > check.stats.games
 
 
 def test_muggins_reaches_the_target_mid_round() -> None:
-    check = CrossCheck(Rules.preset("muggins"), num_games=32, seed=11, mode="match")
+    check = CrossCheck(Rules.preset("muggins"), num_games=32, seed=11, episode="match")
     run_until(check, 60)
     assert check.stats.ends.get("target", 0) > 0
 
@@ -67,7 +67,7 @@ def test_a_wrong_step_result_is_reported(monkeypatch, field: str, message: str) 
 @pytest.mark.parametrize(("preset", "players"), CONFIGS)
 @pytest.mark.parametrize("mode", ["round", "match"])
 def test_stepping_some_games_leaves_the_others_untouched(preset: str, players: int, mode: str) -> None:
-    check = CrossCheck(Rules.preset(preset, players), num_games=32, seed=13 + players, mode=mode)
+    check = CrossCheck(Rules.preset(preset, players), num_games=32, seed=13 + players, episode=mode)
     check.run(150, active_rate=0.6)
     assert check.stats.rounds >= 20
 

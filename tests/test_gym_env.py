@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pickle
 import re
-from copy import deepcopy
 
 import gymnasium as gym
 import numpy as np
@@ -17,13 +16,12 @@ from domino_env.engine.actions import action_to_move
 from domino_env.engine.deals import random_deals
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.observation import observation_fields
-from domino_env.engine.rules import PRESET_NAMES, Rules, all_configurations
+from domino_env.engine.rules import CHANCE_OPENERS, PRESET_NAMES, Rules, all_configurations
 from domino_env.engine.tiles import HIGH, LOW, NUM_TILES, tile_name
 from domino_env.envs.gym_env import DominoSoloEnv
 from domino_env.envs.policies import first_legal_policy, random_policy, sample_legal
 from domino_env.tools.records import replay
-
-CHANCE_OPENERS = ("lots", "random")
+from domino_env.tools.render import render_image
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -74,57 +72,43 @@ def check_opponent_call(rules: Rules, obs: np.ndarray, mask: np.ndarray) -> None
             assert (legal == expected).all()
 
 
-def masked_step_determinism(env: gym.Env, seed: int = 123) -> None:
-    """Gymnasium's check_step_determinism, with the action drawn after the reset it is played from.
-
-    Gymnasium's own version samples its action before resetting, i.e. from another
-    position, so any environment that rejects illegal actions fails it (a known
-    limitation with masked actions). Everything else it checks is checked here too.
-    """
-    runs = []
-    for _ in range(2):
-        _, info = env.reset(seed=seed)
-        env.action_space.seed(seed)
-        action = env.action_space.sample(info["action_mask"])
-        runs.append((deepcopy(env.step(action)), deepcopy(env.unwrapped.np_random.bit_generator.state)))
-    (first, rng_1), (second, rng_2) = runs
-    assert rng_1 == rng_2
-    for a, b in zip(first, second, strict=True):
-        assert env_checker.data_equivalence(a, b, exact=True)
-    assert first[3] is False
-
-
-@pytest.fixture
-def masked_checker(monkeypatch):
-    monkeypatch.setattr(env_checker, "check_step_determinism", masked_step_determinism)
-    return env_checker.check_env
-
-
 # -- Gymnasium's checker ---------------------------------------------------------------------
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize(("preset", "players"), all_configurations())
-def test_check_env_every_configuration(masked_checker, preset, players):
-    masked_checker(DominoSoloEnv(preset, players, learner_seat="random"), skip_render_check=True)
+def test_check_env_every_configuration(preset, players, capsys):
+    """Gymnasium's own checker, unmodified and with no check skipped (it renders every mode)."""
+    env = gym.make("domino_rl/Domino-v0", preset=preset, players=players, learner_seat="random")
+    env_checker.check_env(env.unwrapped)
 
 
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("preset", PRESET_NAMES)
-def test_check_env_through_make_with_rendering(masked_checker, preset):
-    env = gym.make("domino_rl/Domino-v0", preset=preset, render_mode="ansi", episode="match")
-    masked_checker(env.unwrapped)
+@pytest.mark.parametrize("render_mode", ["ansi", "rgb_array", "human"])
+def test_check_env_through_make_with_rendering(preset, render_mode, capsys):
+    env = gym.make("domino_rl/Domino-v0", preset=preset, render_mode=render_mode, episode="match")
+    env_checker.check_env(env.unwrapped)
 
 
-def test_gymnasiums_unmodified_step_check_samples_before_resetting():
-    """Why the checker above swaps one sub-check: the sampled action comes from the pre-reset position."""
-    env = DominoSoloEnv("block", 2)
-    env.reset(seed=0)
-    env.action_space.seed(123)
-    action = env.action_space.sample()
-    assert env.action_masks()[action]
-    env.reset(seed=123)
-    if not env.action_masks()[action]:
-        with pytest.raises(IllegalMoveError):
-            env.step(action)
+def test_make_vec_env_needs_no_kwargs():
+    """SB3's make_vec_env asks for render_mode="rgb_array"; the frames are pictures of the table."""
+    make_vec_env = pytest.importorskip("stable_baselines3.common.env_util").make_vec_env
+    vec = make_vec_env("domino_rl/Domino-v0", n_envs=4)
+    assert vec.reset().shape == (4, *DominoSoloEnv().observation_space.shape)
+    frame = vec.env_method("render", indices=0)[0]
+    assert frame.shape == (540, 960, 3) and frame.dtype == np.uint8
+    vec.close()
+
+
+def test_rgb_array_shows_only_the_learners_hand_and_human_prints(capsys):
+    env = DominoSoloEnv("block", 2, render_mode="rgb_array", learner_seat=1)
+    env.reset(seed=3)
+    frame = env.render()
+    assert frame.shape == (540, 960, 3)
+    table = env._game.reference_round()
+    assert (frame == render_image(table, 1)).all() and (frame != render_image(table, None)).any()
+    human = DominoSoloEnv("block", 2, render_mode="human")
+    human.reset(seed=3)
+    assert "seat 0" in capsys.readouterr().out and human.render() is None
 
 
 # -- opponent policies ----------------------------------------------------------------------
@@ -195,7 +179,9 @@ def test_bad_arguments_are_reported():
     with pytest.raises(ValueError, match="unknown preset"):
         DominoSoloEnv("blok")
     with pytest.raises(ValueError, match="render_mode"):
-        DominoSoloEnv(render_mode="human")
+        DominoSoloEnv(render_mode="rgb")
+    with pytest.raises(ValueError, match="illegal_action must be one of lose, raise; got 'ignore'"):
+        DominoSoloEnv(illegal_action="ignore")
     with pytest.raises(ValueError, match="unknown reset options"):
         DominoSoloEnv().reset(options={"seat": 1})
     with pytest.raises(RuntimeError, match="reset"):
@@ -341,8 +327,21 @@ def test_the_last_observation_shows_the_finished_table():
         obs, _ = env.reset()
 
 
+def test_an_illegal_action_loses_by_default():
+    """PettingZoo env()'s convention: the episode ends there with -1 (also out of range)."""
+    for illegal_of in (lambda legal: int(np.flatnonzero(~legal)[0]), lambda legal: len(legal)):
+        env = DominoSoloEnv("block", 2, reward="points")
+        obs, info = env.reset(seed=0)
+        after, reward, terminated, truncated, info = env.step(illegal_of(info["action_mask"].astype(bool)))
+        assert (reward, terminated, truncated) == (-1.0, True, False)
+        assert info["illegal_action"] and info["outcome"] == -1 and (after == obs).all()
+        assert not info["action_mask"].any() and not env.action_masks().any()
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step(0)
+
+
 def test_illegal_actions_raise_and_change_nothing():
-    env = DominoSoloEnv("block", 2)
+    env = DominoSoloEnv("block", 2, illegal_action="raise")
     obs, info = env.reset(seed=0)
     legal = info["action_mask"].astype(bool)
     illegal = int(np.flatnonzero(~legal)[0])
@@ -457,7 +456,7 @@ class Script:
 
 def play_deal(rules: Rules, deal: np.ndarray, opener, learner_actions: list[int] | None, script: Script):
     """The learner's observations over one episode of a deal (random or replayed learner moves)."""
-    env = script.env = DominoSoloEnv(rules.name, rules.players, opponents=script)
+    env = script.env = DominoSoloEnv(rules.name, rules.players, opponents=script, illegal_action="raise")
     obs, _ = env.reset(options={"deal": record_of(rules, deal, opener)})
     rng = np.random.default_rng(0)
     seen, actions, replay_actions = [obs], [], list(learner_actions or [])

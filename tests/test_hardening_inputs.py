@@ -243,7 +243,7 @@ def test_targets_beyond_the_limit_are_refused_with_the_range(target: int) -> Non
 
 def test_the_largest_target_plays_a_match() -> None:
     rules = Rules.preset("block", target=SCORE_LIMIT)
-    core = DominoCore(rules, 8, seed=0, mode="match")
+    core = DominoCore(rules, 8, seed=0, episode="match")
     for _ in range(50):
         core.step(core.random_actions())
     assert (core.observe() >= np.iinfo(np.int16).min).all()

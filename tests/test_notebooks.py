@@ -61,13 +61,14 @@ def test_notebook_uses_only_public_names(path: Path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_top_to_bottom(path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_notebook_runs_top_to_bottom(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     # The kernel inherits this process's environment: the notebooks shrink their game counts.
+    # It starts in an empty folder: a notebook must not depend on the repository's layout.
     monkeypatch.setitem(os.environ, "DOMINO_NOTEBOOK_BUDGET", "small")
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend shows the figures
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()  # raises CellExecutionError naming the failing cell
     cells = _code_cells(nb)

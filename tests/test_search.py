@@ -33,10 +33,10 @@ CONFIG_IDS = [f"{name}-{p}p" for name, p in CONFIGS]
 BLOCK = [(name, p) for name, p in CONFIGS if not Rules.preset(name, p).drawing]
 
 
-def positions(rules: Rules, games: int, seed: int, mode: str = "round") -> DominoCore:
+def positions(rules: Rules, games: int, seed: int, episode: str = "round") -> DominoCore:
     """A core whose games sit at assorted points of a round (random legal play)."""
     rng = np.random.default_rng(seed)
-    core = DominoCore(rules, games, seed=seed, mode=mode)
+    core = DominoCore(rules, games, seed=seed, episode=episode)
     for _ in range(int(rng.integers(0, 3 * rules.hand_size))):
         core.step(core.random_actions(rng))
     return core
@@ -81,7 +81,7 @@ def test_block_samples_replay_to_the_same_observation(config: tuple[str, int], s
 @given(config=st.sampled_from(CONFIGS), seed=st.integers(0, 2**31 - 1))
 def test_samples_respect_every_public_fact(config: tuple[str, int], seed: int) -> None:
     rules = Rules.preset(*config)
-    core = positions(rules, 16, seed, mode="match")
+    core = positions(rules, 16, seed, episode="match")
     board = Board(rules, core.observe())
     found = determinise(board, 6, np.random.default_rng(seed))
     hands, rest = found.hands, found.rest
@@ -102,7 +102,7 @@ def test_samples_respect_every_public_fact(config: tuple[str, int], seed: int) -
 def test_loaded_positions_play_on_like_the_real_game(name: str, players: int) -> None:
     """Every seat sees the same observation and mask, and the same moves give the same round."""
     rules = Rules.preset(name, players)
-    core = positions(rules, 400, seed=players, mode="match")
+    core = positions(rules, 400, seed=players, episode="match")
     n, p = core.num_games, rules.players
     seat = core.to_play.copy()
     relative = (seat[:, None] + np.arange(p)) % p

@@ -24,7 +24,7 @@ def test_rewards_are_zero_sum_shared_by_partners_and_add_up_to_the_round_points(
     rules = Rules.preset(preset, players)
     n = 64
     play = SelfPlay(rules, n, episode=episode, seed=0)
-    twin = DominoCore(rules, n, seed=0, mode=episode)
+    twin = DominoCore(rules, n, seed=0, episode=episode)
     policy = random_policy(1)
     returns, points = np.zeros((n, players)), np.zeros((n, rules.num_sides))
     side = np.array([rules.side_of(s) for s in range(players)])

@@ -37,6 +37,20 @@ TINY = {
 }
 
 
+CLEANRL_TAGS = (
+    "losses/value_loss",
+    "losses/policy_loss",
+    "losses/entropy",
+    "losses/old_approx_kl",
+    "losses/approx_kl",
+    "losses/clipfrac",
+    "charts/learning_rate",
+    "charts/episodic_return",
+    "charts/episodic_length",
+    "charts/SPS",
+)
+
+
 def tiny(tmp_path: Path, **changes) -> object:
     raw = {**TINY, "output_dir": str(tmp_path), "name": "tiny", **changes}
     return parse_train_config(raw)
@@ -58,17 +72,17 @@ def test_tiny_run_learns_logs_and_writes_a_checkpoint_the_arena_plays(tmp_path: 
     events = EventAccumulator(str(config.run_dir))
     events.Reload()
     scalars = set(events.Tags()["scalars"])
-    for tag in ("losses/policy", "losses/value", "losses/entropy", "losses/approx_kl", "losses/clipfrac"):
-        assert tag in scalars
+    assert set(CLEANRL_TAGS) <= scalars  # CleanRL's names, so its users' dashboards and scripts work
     assert {
         "losses/explained_variance",
-        "charts/SPS",
         "eval/diff_vs_random",
         "eval/diff_vs_best",  # the second evaluation also plays the best checkpoint so far
         "charts/return_vs_past",
     } <= scalars
     assert len(events.Scalars("eval/diff_vs_random")) == 2 and len(events.Scalars("eval/diff_vs_best")) == 1
-    assert len(events.Scalars("losses/policy")) == 10
+    assert len(events.Scalars("losses/policy_loss")) == 10
+    lengths = [event.value for event in events.Scalars("charts/episodic_length")]
+    assert all(1 <= length <= 7 for length in lengths)  # 2p block: a seat plays at most its 7 tiles
     assert "config/text_summary" in events.Tags()["tensors"]
     best = config.run_dir / "checkpoints" / "best.pt"
     assert sorted(p.name for p in best.parent.iterdir()) == [

@@ -19,7 +19,7 @@ from domino_env.engine.actions import action_to_move
 from domino_env.engine.deals import random_deals
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.observation import observation_fields
-from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
+from domino_env.engine.rules import CHANCE_OPENERS, PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.envs.gym_env import DominoSoloEnv
 from domino_env.envs.learner_batch import LearnerBatch
 from domino_env.envs.policies import RandomPolicy, first_legal_policy, random_policy, sample_legal
@@ -152,7 +152,7 @@ def test_win_rewards_are_the_outcomes_at_episode_ends():
 def test_the_batched_engine_plays_like_the_single_game_env(preset, players):
     """Same deals, opponents and learner moves: the core-based batch and the Game-based env agree."""
     rules = Rules.preset(preset, players)
-    chance = rules.first_opener in ("lots", "random")
+    chance = rules.first_opener in CHANCE_OPENERS
     compared = 0
     for seed in range(8):
         deal = random_deals(rules, 1, np.random.default_rng(seed))[0]

@@ -38,6 +38,11 @@ from domino_env.engine.rules import Rules
 
 Format = Literal["round_robin", "head_to_head"]
 
+CONFIGS_DIR = Path(__file__).resolve().parents[1] / "configs"
+"""The arena and training configs shipped as package data (the repository's ``configs/`` links here)."""
+SHIPPED_CONFIGS = tuple(sorted(path.stem for path in CONFIGS_DIR.glob("*.yaml")))
+"""Their names: ``load_config("arena")`` reads ``CONFIGS_DIR / "arena.yaml"`` from any folder."""
+
 SEED_MAX = 2**63 - 1
 """Largest seed (NumPy takes any non-negative integer; torch generators take 64 bits)."""
 DEALS_MAX = 1_000_000
@@ -46,10 +51,14 @@ MATCHES_MAX = 100_000
 """Most duplicate matches per pair."""
 BATCH_MAX = 1 << 20
 """Most games stepped together in one core."""
+SAVE_GAMES_MAX = 10_000
+"""Most rounds ``save_games`` writes as game records (one small JSON file each)."""
 SEARCH_SAMPLES_MAX = 1000
 """Most ``samples`` and ``rollouts`` of the search bots (``pimc``, ``omniscient``; defaults 24 and 1)."""
 SEARCH_GAMES_MAX = 1 << 20
 """Most ``max_games`` (playouts stepped together) of the search bots."""
+WORKERS_MAX = 1 << 16
+"""Most Ray workers (``ray.workers``): far past any cluster's CPU count."""
 
 BOT_OPTION_LIMITS: dict[str, dict[str, tuple[type, float, float]]] = {
     "pimc": {
@@ -161,6 +170,16 @@ with warnings.catch_warnings():
             return self
 
 
+class RayConfig(ConfigModel):
+    """Scale-out on Ray (``ray``; needs ``pip install -e '.[ray]'``, see docs/scaling.md)."""
+
+    workers: int = Field(0, ge=0, le=WORKERS_MAX)
+    """Ray workers (tasks or actors, one CPU each); 0: run in this process, without Ray."""
+    address: str = ""
+    """Ray cluster to join: empty starts a local Ray instance, ``auto`` joins the running cluster
+    (``ray start``), ``host:port`` a given one."""
+
+
 class ArenaConfig(TopLevelConfig):
     """An arena run (``scripts/evaluate.py``): which policies meet, on which rules, on how many deals."""
 
@@ -192,6 +211,12 @@ class ArenaConfig(TopLevelConfig):
     """Show progress bars."""
     output: OutputConfig = Field(default_factory=OutputConfig)
     """Where the results are written."""
+    save_games: int = Field(0, ge=0, le=SAVE_GAMES_MAX)
+    """Rounds of the round-mode run to save as game records, spread over the pairs, seatings
+    and deals: ``<name>-games/`` beside the results, with ``games.json`` naming who sat where
+    (``domino-serve --games DIR`` replays them); 0 saves none."""
+    ray: RayConfig = Field(default_factory=RayConfig)
+    """Shard the deals over Ray tasks (``ray.workers=N``): the same result, number for number."""
 
     @model_validator(mode="after")
     def _check_policies(self) -> ArenaConfig:
@@ -224,9 +249,11 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> ArenaConf
 
 
 def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, Any]:
-    """The nested dict of a YAML config file (None: empty) with ``key.sub=value`` overrides applied."""
+    """The nested dict of a YAML config file or shipped config name (None: empty) with ``key.sub=value``
+    overrides applied."""
     raw: dict[str, Any] = {}
     if path is not None:
+        path = config_path(path)
         try:
             raw = yaml.safe_load(Path(path).read_text()) or {}
         except (OSError, yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
@@ -236,6 +263,25 @@ def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, An
     for item in overrides:
         apply_override(raw, item)
     return raw
+
+
+def config_path(spec: str | Path) -> Path:
+    """The config file ``spec`` names: an existing path as it is, else a shipped config (``"quickstart"``).
+
+    A path wins over a shipped name, so a local file is never shadowed; anything else is a
+    ConfigError listing the shipped names.
+    """
+    path = Path(spec)
+    if path.is_file():
+        return path
+    if str(spec) in SHIPPED_CONFIGS:
+        return CONFIGS_DIR / f"{spec}.yaml"
+    close = difflib.get_close_matches(path.stem, SHIPPED_CONFIGS, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(
+        f"config {_short(str(spec))} is neither a file nor a shipped config name{hint} "
+        f"(shipped: {', '.join(SHIPPED_CONFIGS)})"
+    )
 
 
 def apply_override(raw: dict[str, Any], item: str) -> None:

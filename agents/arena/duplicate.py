@@ -7,22 +7,25 @@ between seats 0+2 and 1+3; 3-4 players each for themselves: each policy alone
 at each seat against the other at the rest). ``play`` runs every (table, deal)
 in a few ``DominoCore`` batches: game ``g`` walks a run of consecutive deals of
 the list, and at every step each policy is called once, on all the games where
-one of its seats is to move.
+one of its seats is to move. ``play(..., save=N)`` also records N of the rounds move
+by move, returned as game records (``domino_env.tools.records``) that anyone can replay.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
 from agents.bots.registry import Bot, reveal_to_cheater
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import DealSource, random_deals
-from domino_env.engine.rules import Rules
+from domino_env.engine.reference import OPENING, Round, deal_to_hands, move_name
+from domino_env.engine.rules import CHANCE_OPENERS, FIELD_NAMES, Rules
+from domino_env.engine.tiles import tile_name
 
 Mode = Literal["round", "match"]
 
@@ -59,6 +62,54 @@ class Played:
     """(policies,) wall time spent inside each policy's calls."""
     moves: np.ndarray
     """(policies,) decisions each policy was asked for (rows of its calls)."""
+    saved: list[SavedGame] = field(default_factory=list)
+    """The rounds recorded move by move (``play(..., save=N)``)."""
+
+
+@dataclass
+class SavedGame:
+    """One round of a ``play`` run as a game record, and where it was played."""
+
+    table: int
+    """Index into the seatings passed to ``play``."""
+    deal: int
+    """Index of the deal."""
+    record: dict[str, Any]
+    """The game record (``domino_env.tools.records``): deal, opener and every move."""
+
+
+def game_record(rules: Rules, deal: np.ndarray, opener: int, actions: list[int]) -> dict[str, Any]:
+    """The record of a round the core played from ``deal`` with ``actions``.
+
+    The moves are replayed by the reference engine as the record is written, so a saved
+    game is one that ``domino_env.tools.records.replay`` accepts.
+    """
+    hands, boneyard = deal_to_hands(rules, deal)
+    chance = rules.first_opener in CHANCE_OPENERS
+    rnd = Round(rules, hands, boneyard, int(opener) if chance else None)
+    moves = []
+    for action in actions:
+        rnd.step(action)
+        placed = rnd.table[-1]
+        moves.append(move_name(placed.tile, None if placed.end == OPENING else placed.end))
+    base = Rules.preset(rules.name, rules.players)
+    overrides = {
+        name: getattr(rules, name)
+        for name in FIELD_NAMES
+        if getattr(rules, name) != getattr(base, name) and name not in ("name", "players")
+    }
+    record: dict[str, Any] = {
+        "preset": rules.name,
+        "players": rules.players,
+        "hands": [[tile_name(t) for t in hand] for hand in hands],
+        "boneyard": [tile_name(t) for t in boneyard],
+    }
+    if chance:
+        record["opener"] = int(opener)
+    if overrides:
+        record["rules"] = overrides
+    record["moves"] = moves
+    return record
 
 
 class _StaggeredDeals(DealSource):
@@ -86,7 +137,7 @@ def staggered_core(
     seed: int = 0,
 ) -> DominoCore:
     """A core of ``len(first)`` games in which game ``g`` starts at deal ``first[g]`` and walks on."""
-    core = DominoCore(rules, len(first), seed=seed, mode=mode, deals=deals[:1], openers=openers[:1])
+    core = DominoCore(rules, len(first), seed=seed, episode=mode, deals=deals[:1], openers=openers[:1])
     core.deal_source = _StaggeredDeals(rules, core.rng, np.asarray(first), deals, openers)
     core.reset()
     return core
@@ -102,12 +153,14 @@ def play(
     batch: int = 16384,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    save: int = 0,
 ) -> Played:
     """Play every deal at every table (``seatings[t, seat]`` = index into ``policies``).
 
     Round mode: each (table, deal) is one round. Match mode: each (table, deal)
     is one game to the target that starts on that deal and walks the next ones.
-    ``progress`` is told how many rounds/matches each step completed.
+    ``progress`` is told how many rounds/matches each step completed. ``save``: record
+    that many rounds (round mode), spread evenly over the tables and deals.
     """
     seatings = np.asarray(seatings)
     tables, count = len(seatings), len(deals)
@@ -120,17 +173,21 @@ def play(
     game_table = np.repeat(np.arange(tables), len(first))
     game_first = np.tile(first, tables)
     game_quota = np.tile(quota, tables)
+    count = min(save, len(game_table)) if mode == "round" else 0
+    watched = np.unique(np.linspace(0, len(game_table) - 1, count).round().astype(np.int64))
     parts = []
     for start in range(0, len(game_table), batch):
         chunk = slice(start, start + batch)
+        watch = watched[(watched >= start) & (watched < start + batch)] - start
         parts.append(
             _play_batch(
                 rules, policies, seatings[game_table[chunk]], game_table[chunk], game_first[chunk],
-                game_quota[chunk], deals, openers, mode, seed + start, progress,
+                game_quota[chunk], deals, openers, mode, seed + start, progress, watch,
             )
         )  # fmt: skip
     rows = (np.concatenate([getattr(p, f) for p in parts]) for f in ("table", "deal", "points", "winner"))
-    return Played(*rows, sum(p.seconds for p in parts), sum(p.moves for p in parts))
+    saved = [game for p in parts for game in p.saved]
+    return Played(*rows, sum(p.seconds for p in parts), sum(p.moves for p in parts), saved)
 
 
 def _play_batch(
@@ -145,13 +202,16 @@ def _play_batch(
     mode: Mode,
     seed: int,
     progress: Callable[[int], None] | None,
+    watch: np.ndarray,
 ) -> Played:
+    """``watch``: games whose first round is recorded move by move (``Played.saved``)."""
     n = len(table)
     core = staggered_core(rules, deals, openers, first, mode, seed)
     games = np.arange(n)
     done = np.zeros(n, dtype=np.int64)
     rows: list[tuple[np.ndarray, ...]] = []
     seconds, moves = np.zeros(len(policies)), np.zeros(len(policies), dtype=np.int64)
+    recorded: dict[int, list[int]] = {int(g): [] for g in watch}
     while (done < quota).any():
         active = done < quota
         obs, mask = core.observe(), core.legal_mask()
@@ -168,6 +228,9 @@ def _play_batch(
                 if picked.shape != (len(chosen),) or not mask[chosen, picked].all():
                     raise ValueError(f"policy {policy.name!r} returned an illegal action")
                 actions[chosen] = picked
+        for game, actions_so_far in recorded.items():
+            if done[game] == 0:
+                actions_so_far.append(int(actions[game]))
         result = core.step(actions)
         ended = (result.game_over if mode == "match" else result.round_over) & active
         finished = np.flatnonzero(ended)
@@ -181,4 +244,8 @@ def _play_batch(
             if progress is not None:
                 progress(len(finished))
     table_, deal, points, winner = (np.concatenate(column) for column in zip(*rows, strict=True))
-    return Played(table_, deal, points, winner.astype(np.int64), seconds, moves)
+    saved = [
+        SavedGame(int(table[g]), int(first[g]), game_record(rules, deals[first[g]], openers[first[g]], taken))
+        for g, taken in recorded.items()
+    ]
+    return Played(table_, deal, points, winner.astype(np.int64), seconds, moves, saved)

@@ -1,8 +1,12 @@
 """Benchmark policies in the duplicate arena.
 
-    python scripts/evaluate.py                                   # configs/arena.yaml
-    python scripts/evaluate.py configs/arena_draw.yaml deals=500 matches=0
+    domino-evaluate                                              # the shipped config "arena"
+    domino-evaluate arena_draw deals=500 matches=0               # a shipped config, by name
     python scripts/evaluate.py configs/arena_block.yaml policies=[strong,pimc] bots.pimc.samples=24
+    python scripts/evaluate.py configs/arena.yaml ray.workers=4   # the deals sharded over Ray tasks
+
+The config is a YAML file or the name of a shipped one (``agents.arena.config.SHIPPED_CONFIGS``;
+``domino-evaluate`` and ``python scripts/evaluate.py`` are the same command).
 
 Overrides are ``key.sub=value`` (values read as YAML); unknown keys, wrong
 types and bad presets are rejected with the key named. Results go to the
@@ -19,21 +23,22 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from agents.arena import distributed
 from agents.arena.config import ConfigError, load_config
 from agents.arena.report import print_result, save
 from agents.arena.tournament import run_arena
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "arena.yaml"
+DEFAULT_CONFIG = "arena"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", nargs="?", default=str(DEFAULT_CONFIG), help="YAML config file")
+    parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="YAML config file or shipped name")
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
     args = parser.parse_args(argv)
     config_path, overrides = args.config, args.overrides
     if "=" in config_path:  # only overrides were given
-        config_path, overrides = str(DEFAULT_CONFIG), [config_path, *overrides]
+        config_path, overrides = DEFAULT_CONFIG, [config_path, *overrides]
     console = Console()
     try:
         config = load_config(config_path, overrides)
@@ -57,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 return advance
 
-            result = run_arena(config, progress)
+            run = distributed.run_arena if config.ray.workers else run_arena  # ray.workers: on Ray
+            result = run(config, progress)
     except ConfigError as error:
         console.print(f"[red]config error:[/red] {escape(str(error))}", soft_wrap=True)
         return 2

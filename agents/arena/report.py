@@ -1,4 +1,4 @@
-"""Showing an arena result: rich tables in the terminal, JSON, CSV and a PNG plot."""
+"""Showing an arena result: rich tables in the terminal, JSON, CSV, a PNG plot and saved games."""
 
 from __future__ import annotations
 
@@ -60,9 +60,11 @@ def print_result(result: ArenaResult, console: Console) -> None:
 
 
 def save(result: ArenaResult, stem: Path, json_out: bool, csv_out: bool, plot_out: bool) -> list[Path]:
-    """Write the requested files next to each other; returns their paths."""
+    """Write the requested files next to each other, and the saved games if any; returns their paths."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
+    if result.games:
+        written.append(save_games(result.games, stem.parent / f"{stem.name}-games"))
     if json_out:
         path = stem.with_suffix(".json")
         path.write_text(json.dumps(result.to_dict(), indent=2))
@@ -83,6 +85,19 @@ def save(result: ArenaResult, stem: Path, json_out: bool, csv_out: bool, plot_ou
         plot(result, path)
         written.append(path)
     return written
+
+
+def save_games(games: list[dict], folder: Path) -> Path:
+    """Each game as a record file (``game-000.json``: ``python -m domino_env replay`` reads it) and
+    ``games.json``, the index saying which policy sat at each seat; returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    index = []
+    for number, game in enumerate(games):
+        name = f"game-{number:03d}.json"
+        (folder / name).write_text(json.dumps(game["record"], indent=1))
+        index.append({"file": name, "seats": game["seats"], "deal": game["deal"]})
+    (folder / "games.json").write_text(json.dumps({"games": index}, indent=1))
+    return folder
 
 
 def plot(result: ArenaResult, path: Path) -> None:

@@ -6,14 +6,15 @@ deal once per seat rotation (``duplicate``), all pairs batched together; then,
 when ``config.matches`` > 0, the same with whole games to the target
 (``mode="match"``). It reports per pair the paired difference in points per round
 with its 95% CI, round and match win rates, and per policy its overall numbers
-and openskill rating (``stats``). ``report`` prints and saves the result.
+and openskill rating (``stats``). ``report`` prints and saves the result, with the
+rounds that ``config.save_games`` asks for as game records.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from pathlib import Path
 
@@ -46,6 +47,9 @@ class ArenaResult:
     seconds: float
     """Wall time of the round-mode run."""
     match_seconds: float
+    games: list[dict] = field(default_factory=list)
+    """Saved rounds (``config.save_games``): ``{"record", "seats", "deal"}``, ``seats`` naming the
+    policy at each seat; kept out of ``to_dict`` (``report.save`` writes them as files)."""
 
     @property
     def rounds_per_second(self) -> float:
@@ -53,6 +57,7 @@ class ArenaResult:
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        del out["games"]
         out["rounds_per_second"] = self.rounds_per_second
         return out
 
@@ -84,7 +89,8 @@ def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaRes
         deals, openers = duplicate_deals(rules, count, seed)
         report = progress(f"{mode}s", len(tables) * count) if progress else None
         start = time.perf_counter()
-        played = play(rules, policies, tables, deals, openers, mode, config.batch, seed, report)
+        save = config.save_games if mode == "round" else 0
+        played = play(rules, policies, tables, deals, openers, mode, config.batch, seed, report, save)
         return seated(rules, played, tables, table_pair), time.perf_counter() - start, played
 
     rounds, seconds, played = run("round", config.deals, config.seed)
@@ -109,6 +115,10 @@ def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaRes
         rounds=len(played.deal),
         seconds=seconds,
         match_seconds=match_seconds,
+        games=[
+            {"record": game.record, "seats": [names[i] for i in tables[game.table]], "deal": game.deal}
+            for game in played.saved
+        ],
     )
 
 

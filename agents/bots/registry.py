@@ -9,7 +9,9 @@ marked ``cheats = True`` and the arena hands it the core's hidden state
 (``reveal_to_cheater``) before each call, so it can serve as an upper bound.
 
 Trained policies come in through ``load_policy(spec)``: a spec that is not a bot
-name is a checkpoint path, loaded by the loader registered for its suffix with
+name is a checkpoint path, or the name of an agent shipped with the package
+(``"block-2p"``: ``agents/checkpoints/block-2p.pt``, so it loads from any folder of
+any install), loaded by the loader registered for its suffix with
 ``register_checkpoint_loader`` (the training code registers its own format).
 """
 
@@ -50,6 +52,11 @@ BOTS: dict[str, BotFactory] = {
 }
 BOT_NAMES = tuple(BOTS)
 
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "checkpoints"
+"""The trained agents shipped as package data (the repository's ``checkpoints/`` links here)."""
+SHIPPED_AGENTS = tuple(sorted(path.stem for path in SHIPPED_DIR.glob("*.pt")))
+"""Their names: ``load_policy("block-2p")`` loads ``SHIPPED_DIR / "block-2p.pt"``."""
+
 CheckpointLoader = Callable[[Path, Rules | None, int], Bot]
 CHECKPOINT_LOADERS: dict[str, CheckpointLoader] = {}
 """Suffix (``".pt"``) -> ``loader(path, rules, seed) -> Bot`` (rules None: the checkpoint's own)."""
@@ -68,18 +75,17 @@ def register_checkpoint_loader(suffix: str, loader: CheckpointLoader) -> None:
 
 
 def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, **options: Any) -> Bot:
-    """A bot by registry name, or a trained policy from a checkpoint path.
+    """A bot by registry name, or a trained policy from a checkpoint path or a shipped agent name.
 
-    A checkpoint knows its rules: ``load_policy("checkpoints/block-2p.pt")`` plays the rules it
-    was trained on, and ``rules``, when given, are checked against them. A bot needs ``rules``.
+    A checkpoint knows its rules: ``load_policy("block-2p")`` (a shipped agent, see
+    ``checkpoint_path``) plays the rules it was trained on, and ``rules``, when given, are checked
+    against them. A bot needs ``rules``.
     """
     if spec in BOTS:
         if rules is None:
             raise ValueError(f"bot {spec!r} needs the rules: load_policy({spec!r}, Rules.preset(...))")
         return make_bot(spec, rules, seed=seed, **options)
-    path = Path(spec)
-    if not path.exists():
-        raise ValueError(_unknown_bot(spec) + " (nor an existing checkpoint path)")
+    path = checkpoint_path(spec)
     if path.suffix == ".pt" and ".pt" not in CHECKPOINT_LOADERS:
         try:
             import agents.training.checkpoint  # noqa: F401  (registers the ".pt" loader; needs torch)
@@ -92,6 +98,25 @@ def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, 
     raise ValueError(
         f"no checkpoint loader for {path.name!r}; registered suffixes: {known} "
         "(agents.bots.registry.register_checkpoint_loader)"
+    )
+
+
+def checkpoint_path(spec: str | Path) -> Path:
+    """The checkpoint file ``spec`` names: an existing path as it is, else a shipped agent's file.
+
+    A path wins over a shipped name, so a local file is never shadowed; anything else is a
+    ValueError listing the bots and the shipped agents.
+    """
+    path = Path(spec)
+    if path.is_file():
+        return path
+    if str(spec) in SHIPPED_AGENTS:
+        return SHIPPED_DIR / f"{spec}.pt"
+    close = difflib.get_close_matches(str(spec), (*BOT_NAMES, *SHIPPED_AGENTS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(
+        f"unknown bot {str(spec)!r}, nor a shipped agent or a checkpoint file; valid bots: "
+        f"{', '.join(BOT_NAMES)}; shipped agents: {', '.join(SHIPPED_AGENTS)}{hint}"
     )
 
 

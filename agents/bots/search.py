@@ -32,6 +32,7 @@ from agents.bots.positions import load_positions
 from agents.bots.sampler import determinise, pile_order
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
+from domino_env.engine.outcome import relative_points
 from domino_env.engine.rules import Rules
 from domino_env.envs.policies import Policy, sample_legal
 
@@ -50,22 +51,28 @@ def default_samples(rules: Rules) -> int:
 
 
 def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
-    """The playout policy: a fast bot by name, or a trained network by checkpoint path (greedy).
+    """The playout policy: a fast bot by name, or a trained network (checkpoint path or shipped name).
 
     A network that plays better than ``strong`` makes better playouts: the search's
     values are only as good as the play it assumes after the move (docs/arena.md).
     """
     if spec in ROLLOUT_BOTS:
         return ROLLOUT_BOTS[spec](rules, seed=seed)
-    if not spec.endswith(".pt"):
-        raise ValueError(
-            f"rollout_bot must be one of {', '.join(ROLLOUT_BOTS)} or a .pt checkpoint, got {spec!r}"
-        )
-    from agents.bots.registry import (
-        load_policy,  # here, not at the top: agents.bots.registry registers this module's bots
+    from agents.bots.registry import (  # here, not at the top: the registry imports this module
+        BOT_NAMES,
+        load_policy,
     )
 
-    return load_policy(spec, rules, seed=seed)
+    choices = (
+        f"rollout_bot must be one of {', '.join(ROLLOUT_BOTS)} "
+        "or a checkpoint (a path or a shipped agent's name)"
+    )
+    if spec in BOT_NAMES:
+        raise ValueError(f"{choices}, got {spec!r}")
+    try:
+        return load_policy(spec, rules, seed=seed)
+    except ValueError as error:
+        raise ValueError(f"{choices}, got {spec!r} ({error})") from None
 
 
 class PimcBot:
@@ -174,7 +181,7 @@ class PimcBot:
             result = core.step(actions, active=None if live.all() else live)
             ended = np.flatnonzero(result.round_over & live)
             points = result.points[ended]
-            value[ended] = points[:, 0] - points.mean(axis=1)
+            value[ended] = relative_points(points)[:, 0]
             live[ended] = False
             playing = np.flatnonzero(live)
             if not len(playing):

@@ -397,6 +397,16 @@ class NetworkPolicy:
                 actions = torch.multinomial(logits.softmax(dim=1), 1, generator=self.generator).squeeze(1)
         return actions.cpu().numpy()
 
+    def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(B, A) float probabilities the policy gives each action (0 off the mask): what a viewer
+        of a game shows beside each legal move, and what the sampled policy draws from."""
+        with torch.no_grad():
+            logits, _ = self.model(
+                torch.from_numpy(np.asarray(obs)).to(self.device),
+                torch.from_numpy(np.asarray(mask)).to(self.device),
+            )
+            return logits.softmax(dim=1).cpu().numpy()
+
 
 class CheckpointPolicy(NetworkPolicy):
     """A checkpoint's network as a bot (greedy by default; see the module docstring).

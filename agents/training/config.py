@@ -26,9 +26,11 @@ from pydantic import Field, model_validator
 from agents.arena.config import (
     DEALS_MAX,
     SEED_MAX,
+    WORKERS_MAX,
     ConfigError,
     ConfigModel,
     Number,
+    RayConfig,
     TopLevelConfig,
     build_rules,
     check_bot_options,
@@ -71,8 +73,9 @@ class ModelConfig(ConfigModel):
     move_features: bool = True
     """Score moves by their features as well (``agents.training.move_features``): learns far faster."""
     init: str = ""
-    """Start from this trained network (a checkpoint or policy file of the same rules and widths)
-    instead of random weights: fine-tuning, e.g. a round player into a match player."""
+    """Start from this trained network (a checkpoint or policy file, or a shipped agent's name such as
+    ``block-2p``, of the same rules and widths) instead of random weights: fine-tuning, e.g. a round
+    player into a match player."""
 
 
 class PPOConfig(ConfigModel):
@@ -160,6 +163,16 @@ class DistillConfig(ConfigModel):
     per position instead of ``samples``, and the targets average over the real hidden hands."""
 
 
+class TrainRayConfig(RayConfig):
+    """Rollouts on Ray actors (``ray``; ``agents.training.distributed``, docs/scaling.md)."""
+
+    workers: int = Field(0, ge=0, le=WORKERS_MAX)
+    """Rollout actors, each playing ``num_games / workers`` of the games on one CPU with a copy of the
+    policy; 0: rollouts in this process, without Ray. Deterministic for a given seed and worker count."""
+    max_restarts: int = Field(3, ge=0, le=1000)
+    """How often Ray restarts a rollout actor that died (killed, its node lost); its rollout is redone."""
+
+
 class TrainConfig(TopLevelConfig):
     """A training run (``scripts/train.py``)."""
 
@@ -211,12 +224,19 @@ class TrainConfig(TopLevelConfig):
     """Distillation from the ``pimc`` search before PPO (off unless ``distill.rounds`` > 0)."""
     progress: bool = True
     """Show a progress bar."""
+    ray: TrainRayConfig = Field(default_factory=TrainRayConfig)
+    """Scale-out on Ray: rollout actors feeding this process's learner."""
 
     @model_validator(mode="after")
     def _check_together(self) -> TrainConfig:
         check_plain_name("name", self.name)
         if not (self.device in ("auto", "cpu", "cuda") or _cuda_index(self.device)):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        if self.ray.workers > self.num_games:
+            raise ConfigError(
+                f"ray.workers ({self.ray.workers}) must be at most num_games ({self.num_games}): "
+                "every actor plays some of the games"
+            )
         steps = self.num_games * self.rollout_steps
         if steps > ROLLOUT_MAX:
             raise ConfigError(
@@ -262,7 +282,9 @@ class TrainConfig(TopLevelConfig):
         return Path(self.output_dir) / self.name
 
 
-RESUMABLE_CHANGES = ("total_updates", "progress", "eval", "checkpoint", "device", "threads", "output_dir")
+RESUMABLE_CHANGES = (
+    "total_updates", "progress", "eval", "checkpoint", "device", "threads", "output_dir", "ray",
+)  # fmt: skip
 """Top-level keys that may differ between a checkpoint's config and the one resuming it (a run
 folder can be moved to another ``output_dir``)."""
 

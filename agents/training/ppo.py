@@ -36,6 +36,17 @@ from domino_env.envs.learner import outcome
 from domino_env.envs.policies import Policy
 from domino_env.envs.selfplay import SelfPlay
 
+LOSSES = (
+    "value_loss",
+    "policy_loss",
+    "entropy",
+    "old_approx_kl",
+    "approx_kl",
+    "clipfrac",
+    "explained_variance",
+)
+"""The statistics ``ppo_update`` returns, by CleanRL's names (logged as ``losses/<name>``)."""
+
 
 @dataclass
 class Rollout:
@@ -59,6 +70,8 @@ class Rollout:
     """Per step with learner decisions, their packed per-move features (networks that use them)."""
     episode_returns: dict[str, list[float]] = field(default_factory=dict)
     """Per opponent name ("self": pure self-play): the learner seat's unscaled return per finished episode."""
+    episode_lengths: list[int] = field(default_factory=list)
+    """The learner seat's decisions per finished episode (every opponent's games, in one list)."""
 
 
 @dataclass
@@ -122,12 +135,15 @@ def collect_rollout(
     moves: list[MoveInputs] | None = [] if model.uses_move_features else None
     last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
     episode_return = np.zeros((n, p))
+    episode_length = np.zeros((n, p), dtype=np.int64)
     games = np.arange(n)
     sides = play.core.side_of_seat
     returns: dict[str, list[float]] = {name: [] for name in ["self", *opponents.names]}
+    lengths: list[int] = []
     for t in range(steps):
         state = play.state()
         mine = opponents.learner[games, state.seat]
+        episode_length[games, state.seat] += 1
         step_actions = np.zeros(n, dtype=np.int64)
         rows = np.flatnonzero(mine)
         if len(rows):
@@ -172,8 +188,10 @@ def collect_rollout(
             for g in ended:
                 name = "self" if opponents.opponent[g] < 0 else opponents.names[opponents.opponent[g]]
                 returns[name].extend(episode_return[g, opponents.learner[g]].tolist())
+                lengths.extend(episode_length[g, opponents.learner[g]].tolist())
             last[ended] = -1
             episode_return[ended] = 0.0
+            episode_length[ended] = 0
     game, seat = np.nonzero(last >= 0)
     if len(game):
         end_obs = play.core.observe(seats=seat, games=game)
@@ -181,8 +199,9 @@ def collect_rollout(
             end_values = model.value(torch.from_numpy(end_obs).to(device))
         bootstrap[last[game, seat], game] = end_values.cpu().numpy()
     return Rollout(
-        obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, moves, returns
-    )
+        obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, moves,
+        episode_returns=returns, episode_lengths=lengths,
+    )  # fmt: skip
 
 
 def compute_advantages(rollout: Rollout, gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
@@ -216,9 +235,10 @@ def ppo_update(
     """Clipped-surrogate PPO epochs over the valid transitions; returns the last epoch's mean statistics.
 
     Minibatches are drawn with ``rng`` (numpy, so a checkpoint's generator
-    state reproduces them). Statistics: policy, value and entropy losses,
-    approximate KL (the low-variance ``(r - 1) - log r`` estimator), the fraction
-    of ratios clipped, and the explained variance of the values before the update.
+    state reproduces them). Statistics (``LOSSES``, CleanRL's names): value, policy and entropy
+    losses, approximate KL by the ``-log r`` estimator (``old_approx_kl``) and the low-variance
+    ``(r - 1) - log r`` one (``approx_kl``), the fraction of ratios clipped, and the explained
+    variance of the values before the update.
     """
     valid = rollout.valid.reshape(-1)
 
@@ -235,9 +255,7 @@ def ppo_update(
     batch = max(1, size // hyper.minibatches)
     for _ in range(hyper.epochs):
         order = torch.from_numpy(rng.permutation(size)).to(device)
-        stats: dict[str, list[float]] = {
-            k: [] for k in ("policy", "value", "entropy", "approx_kl", "clipfrac")
-        }
+        stats: dict[str, list[float]] = {k: [] for k in LOSSES[:-1]}
         for start in range(0, size, batch):
             idx = order[start : start + batch]
             batch_moves = None if moves is None else moves.select(idx)
@@ -260,9 +278,10 @@ def ppo_update(
             nn.utils.clip_grad_norm_(model.parameters(), hyper.max_grad_norm)
             optimizer.step()
             with torch.no_grad():
-                stats["policy"].append(policy_loss.item())
-                stats["value"].append(value_loss.item())
+                stats["value_loss"].append(value_loss.item())
+                stats["policy_loss"].append(policy_loss.item())
                 stats["entropy"].append(entropy_loss.item())
+                stats["old_approx_kl"].append((-log_ratio).mean().item())
                 stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
                 stats["clipfrac"].append(((ratio - 1).abs() > hyper.clip_coef).float().mean().item())
     out = {k: float(np.mean(v)) for k, v in stats.items()}

@@ -1,9 +1,12 @@
 """Train a PPO policy by batched self-play (one network plays every seat), CleanRL style.
 
     python scripts/train.py configs/quickstart.yaml
-    python scripts/train.py configs/block.yaml total_updates=2000 ppo.lr=0.0001 num_games=512
-    python scripts/train.py configs/quickstart.yaml --resume  # continue runs/<name>/ from its last checkpoint
+    domino-train block total_updates=2000 ppo.lr=0.0001 num_games=512  # a shipped config, by name
+    domino-train quickstart --resume  # continue runs/<name>/ from its last checkpoint
     tensorboard --logdir runs
+
+The config is a YAML file or the name of a shipped one (``agents.arena.config.SHIPPED_CONFIGS``);
+``domino-train`` and ``python scripts/train.py`` are the same command.
 
 Each update plays ``rollout_steps`` table steps of ``num_games`` games from fresh
 deals seeded by (seed, update), then runs the PPO epochs. Fresh deals per update
@@ -21,8 +24,11 @@ an earlier update (sampling; the pool of the last ``snapshots.keep``, one taken
 every ``snapshots.every`` updates, is saved in the checkpoints); a bot name seats
 it against that bot. Only the learner's decisions are trained on.
 
-Writes to ``runs/<name>/``: TensorBoard scalars (``losses/*``, ``charts/SPS``
-(decisions of every seat per second, end to end), ``charts/return_vs_<bot>``,
+Writes to ``runs/<name>/``: TensorBoard scalars under CleanRL's names (``losses/value_loss``,
+``losses/policy_loss``, ``losses/entropy``, ``losses/old_approx_kl``, ``losses/approx_kl``,
+``losses/clipfrac``, ``losses/explained_variance``, ``charts/learning_rate``,
+``charts/episodic_return``, ``charts/episodic_length``, ``charts/SPS`` (decisions of every
+seat per second, end to end); docs/training/index.md lists them), ``charts/return_vs_<bot>``,
 ``eval/*`` from duplicate arena runs against ``eval.opponents`` and ``best.pt``, the best
 checkpoint so far: ``eval/diff_vs_best``), the config as
 text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best
@@ -35,6 +41,7 @@ arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -42,6 +49,7 @@ import random
 import shlex
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +63,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.arena.config import ArenaConfig, ConfigError
 from agents.arena.tournament import run_arena
-from agents.bots.registry import make_bot
+from agents.bots.registry import checkpoint_path, make_bot
 from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
@@ -83,15 +91,16 @@ from agents.training.distill import (
     load_labels,
     save_labels,
 )
+from agents.training.distributed import RolloutFleet
 from agents.training.network import ActorCritic, resolve_device
-from agents.training.ppo import Opponents, collect_rollout, compute_advantages, ppo_update
+from agents.training.ppo import LOSSES, Opponents, collect_rollout, compute_advantages, ppo_update
 from domino_env.engine.rules import Rules
 from domino_env.envs.selfplay import SelfPlay
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", help="YAML config file (configs/quickstart.yaml)")
+    parser.add_argument("config", help="YAML config file or shipped config name (quickstart)")
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
     parser.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
     args = parser.parse_args(argv)
@@ -133,11 +142,20 @@ def _how_to_resume(stop: KeyboardInterrupt, config: TrainConfig | None, args: ar
     return f"{what}: last checkpoint {existing[-1]}; continue with: {shlex.join([*command, '--resume'])}"
 
 
-def train(config: TrainConfig, resume: bool = False, console: Console | None = None) -> dict[str, float]:
-    """Run (or continue) the training ``config`` describes; returns the last update's statistics."""
+def train(
+    config: TrainConfig,
+    resume: bool = False,
+    console: Console | None = None,
+    report: Callable[[int, float], None] | None = None,
+) -> dict[str, float]:
+    """Run (or continue) the training ``config`` describes; returns the last update's statistics.
+
+    ``report(update, score)`` is told each evaluation's score (Ray Tune trials: training/tune.py).
+    """
     console = console or Console()
     rules = config.build_rules()
     _check_bots(config, rules)
+    fleet = RolloutFleet(config) if config.ray.workers else None  # --- Ray: rollout actors, or None
     checkpoints = config.run_dir / "checkpoints"
 
     # Seeding: numpy draws the minibatches, torch the learner's moves; deals are seeded per update.
@@ -192,7 +210,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
         TextColumn("{task.fields[info]}"),
     )
     progress = Progress(*columns, TimeRemainingColumn(), console=console, disable=not config.progress)
-    with writer, progress as bar:
+    with writer, progress as bar, fleet or contextlib.nullcontext():
         task = bar.add_task(f"train {config.name}", total=config.total_updates, completed=update, info="")
         if pending:
             best_score = _evaluate_and_record(existing[-1], pending, rng, config, writer, console)
@@ -210,22 +228,27 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
         start, start_step = time.perf_counter(), global_step  # SPS counts the PPO updates alone
         while update < config.total_updates:
             # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
-            play = SelfPlay(
-                rules, config.num_games, config.episode, seed=np.random.default_rng([config.seed, update])
-            )
-            update_seed = config.seed * 1_000_003 + update
-            policies = {
-                name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
-            }
-            if PAST in config.opponents:
-                past = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
-                past.load_state_dict(snapshots[rng.integers(len(snapshots))])
-                generator = torch.Generator(device=device).manual_seed(update_seed)
-                policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
-            opponents = Opponents.assign(config.num_games, rules, config.opponents, policies)
-            rollout = collect_rollout(
-                model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale, config.reward
-            )
+            if fleet is not None:  # --- Ray (ray.workers): rollout actors play it (training/distributed.py)
+                rollout = fleet.collect(model, update, snapshots, rng)
+            else:
+                play = SelfPlay(
+                    rules, config.num_games, config.episode, seed=np.random.default_rng([config.seed, update])
+                )
+                update_seed = config.seed * 1_000_003 + update
+                policies = {
+                    name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
+                }
+                if PAST in config.opponents:
+                    hidden, features = tuple(config.model.hidden), config.model.move_features
+                    past = ActorCritic(rules, hidden, features).to(device)
+                    past.load_state_dict(snapshots[rng.integers(len(snapshots))])
+                    generator = torch.Generator(device=device).manual_seed(update_seed)
+                    policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
+                opponents = Opponents.assign(config.num_games, rules, config.opponents, policies)
+                rollout = collect_rollout(
+                    model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale,
+                    config.reward,
+                )  # fmt: skip
 
             # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.
             advantages, returns = compute_advantages(rollout, config.ppo.gamma, config.ppo.gae_lambda)
@@ -237,7 +260,7 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
             sps = (global_step - start_step) / (time.perf_counter() - start)
 
             # 3. Logging.
-            for key in ("policy", "value", "entropy", "approx_kl", "clipfrac", "explained_variance"):
+            for key in LOSSES:
                 writer.add_scalar(f"losses/{key}", stats[key], global_step)
             writer.add_scalar("charts/SPS", sps, global_step)
             writer.add_scalar("charts/update", update, global_step)
@@ -245,7 +268,11 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
             for name, values in rollout.episode_returns.items():
                 if values and name != SELF:
                     writer.add_scalar(f"charts/return_vs_{name}", float(np.mean(values)), global_step)
-            writer.add_scalar("charts/episodes", sum(map(len, rollout.episode_returns.values())), global_step)
+            episodes = [value for values in rollout.episode_returns.values() for value in values]
+            writer.add_scalar("charts/episodes", len(episodes), global_step)
+            if episodes:  # CleanRL's episode charts: every finished episode of the learner's seats
+                writer.add_scalar("charts/episodic_return", np.mean(episodes), global_step)
+                writer.add_scalar("charts/episodic_length", np.mean(rollout.episode_lengths), global_step)
             bar.update(task, completed=update, info=f"{sps:,.0f} SPS  kl {stats['approx_kl']:.4f}")
 
             # 4. Checkpoint (atomic, last K kept), then the arena on it; the best one is kept as best.pt.
@@ -260,6 +287,8 @@ def train(config: TrainConfig, resume: bool = False, console: Console | None = N
                 if evaluate:
                     best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
                     stats["eval_score"] = payload["eval_score"]
+                    if report is not None:  # --- Ray Tune: the trial's result (training/tune.py)
+                        report(update, payload["eval_score"])
     stats["update"], stats["global_step"], stats["SPS"] = update, global_step, sps
     return stats
 
@@ -369,8 +398,13 @@ def _check_bots(config: TrainConfig, rules: Rules) -> None:
 
 
 def _load_weights(model: ActorCritic, path: str, rules: Rules) -> None:
-    """Copy the weights of the checkpoint or policy file at ``path`` (checked to fit) into ``model``."""
-    payload = load_checkpoint(path, POLICY_KEYS)
+    """Copy the weights of the checkpoint or policy file at ``path``, or of the shipped agent so named
+    (checked to fit), into ``model``."""
+    try:
+        source = checkpoint_path(path)
+    except ValueError as error:
+        raise CheckpointError(f"model.init: {error}") from None
+    payload = load_checkpoint(source, POLICY_KEYS)
     trained = build_model(payload, path, rules)
     try:
         model.load_state_dict(trained.state_dict())

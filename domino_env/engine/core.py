@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from domino_env.engine.actions import action_to_move
 from domino_env.engine.deals import DealSource
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.observation import ObservationViews, observation_size
+from domino_env.engine.outcome import Episode, check_episode
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import NUM_TILES, PIPS
 
@@ -101,7 +102,7 @@ class DominoCore:
         rules: Rules,
         num_games: int,
         seed: int | np.random.Generator | None = None,
-        mode: Literal["round", "match"] = "round",
+        episode: Episode = "round",
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
     ) -> None:
@@ -109,11 +110,9 @@ class DominoCore:
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-        if mode not in ("round", "match"):
-            raise ValueError(f"mode must be 'round' or 'match', got {mode!r}")
         self.rules = rules
         self.num_games = n = int(num_games)
-        self.mode = mode
+        self.episode = check_episode(episode)
         self.players = p = rules.players
         self.num_sides = rules.num_sides
         self.num_ends = rules.num_ends
@@ -161,7 +160,7 @@ class DominoCore:
         """(N, 4) number showing at left, right, up, down; -1 when not open."""
         self.end_tile = self._end_state[:, 4:]
         """(N, 4) outer tile of each end; -1 when not open or an unplayed short side."""
-        self.kernel_rules = kernels.kernel_rules(self.rules, self.views, match=self.mode == "match")
+        self.kernel_rules = kernels.kernel_rules(self.rules, self.views, match=self.episode == "match")
         self.kernel_state = kernels.KernelState(
             hands=self.hands.view(np.int64),  # int64 views: the same memory, tiles use 28 bits
             table=self.table.view(np.int64),
@@ -313,9 +312,7 @@ class DominoCore:
         if bad >= 0:
             self._raise_illegal(rows, actions, bad)
         seat, end_code, fives = step_outputs(len(rows))
-        kernels.place_and_advance(
-            self.kernel_rules, self.kernel_state, rows, actions, end_code, fives, seat
-        )
+        kernels.place_and_advance(self.kernel_rules, self.kernel_state, rows, actions, end_code, fives, seat)
         return self._step_result(rows, seat, end_code, fives)
 
     def play_random(self, stop_seat: np.ndarray, active: np.ndarray, rng: np.random.Generator) -> StepResult:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 from numba import typeof
@@ -35,13 +34,11 @@ from domino_env.engine.core import DominoCore, step_outputs
 from domino_env.engine.deals import prepare_deals
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.observation import observation_fields
+from domino_env.engine.outcome import Episode, check_episode
 from domino_env.engine.reference import Round, RoundResult, deal_to_hands, parse_move
 from domino_env.engine.rules import CHANCE_OPENERS, END_CODES, END_NAMES, Rules
 from domino_env.engine.tiles import HIGH, LOW, NUM_TILES, PIPS, tile_index, tile_name
 from domino_env.tools.records import play_moves, round_from_record, rule_overrides
-
-Episode = Literal["round", "match"]
-EPISODES = ("round", "match")
 
 
 def compiled(kernel, *args):
@@ -74,15 +71,13 @@ class Game:
     ) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be 'round' or 'match', got {episode!r}")
         self.rules = rules
-        self.episode = episode
+        self.episode = check_episode(episode)
         self.players = rules.players
         self.num_sides = rules.num_sides
         self.num_ends = rules.num_ends
         self.num_actions = rules.num_actions
-        self.core = DominoCore(rules, 1, seed=seed, mode=episode)
+        self.core = DominoCore(rules, 1, seed=seed, episode=episode)
         """The game's state: row 0 of a one-game core."""
         core, r, s = self.core, self.core.kernel_rules, self.core.kernel_state
         self._row = np.zeros(1, dtype=np.intp)
@@ -112,6 +107,7 @@ class Game:
         )  # fmt: skip
         self._to_move_at = observation_fields(rules)["to_move"].start
         self._no_actions = np.zeros(self.num_actions, dtype=np.int8)
+        self._legal_bits = core.legal_bits[0]
         self._begin_episode(None, None)
 
     # -- starting episodes ---------------------------------------------------------
@@ -263,7 +259,7 @@ class Game:
         if self._legal is None:
             legal: list[int] = []
             if not self.over:
-                for end, bits in enumerate(self.core.legal_bits[0].tolist()):
+                for end, bits in enumerate(self._legal_bits.tolist()):
                     while bits:
                         low = bits & -bits
                         legal.append(end * NUM_TILES + low.bit_length() - 1)
@@ -273,10 +269,9 @@ class Game:
 
     def legal_mask(self) -> np.ndarray:
         """int8 mask over the ``num_actions`` actions (1 = legal), a new array."""
-        if self.over:
-            return self._no_actions.copy()
-        bits = self.core.legal_bits[0].view(np.uint8).reshape(self.num_ends, 8)
-        return np.unpackbits(bits, axis=1, count=NUM_TILES, bitorder="little").reshape(-1).view(np.int8)
+        mask = self._no_actions.copy()
+        mask[list(self.legal_actions())] = 1
+        return mask
 
     def legal_moves(self) -> list[str]:
         """Legal moves in record notation (``"6-3:left"``; bare ``"6-3"`` opens), in action order."""
@@ -336,10 +331,7 @@ class Game:
             action = operator.index(action)
         except TypeError:
             raise self._illegal(f"action {action!r}") from None
-        if not (
-            0 <= action < self.num_actions
-            and int(self.core.legal_bits[0, action // NUM_TILES]) >> (action % NUM_TILES) & 1
-        ):
+        if action not in self.legal_actions():
             raise self._illegal(self._describe(action))
         if not self._actions:
             self.opening = (int(HIGH[action]), int(LOW[action]))

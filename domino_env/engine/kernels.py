@@ -71,7 +71,7 @@ class KernelRules(NamedTuple):
     target_mid_round: int
     target: int
     match: int
-    """Rounds continue to the target (``mode="match"``); else each round is a game."""
+    """Rounds continue to the target (``episode="match"``); else each round is a game."""
     later_opener: int
     blocked_winner: int
     blocked_tie: int

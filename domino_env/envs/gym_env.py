@@ -10,15 +10,23 @@ move, which dominates at one game). In short:
   learner is always relative seat 0 whatever its seat;
 * action: ``Discrete(28 * ends)``, ``end * 28 + tile``; the legal ones are in
   ``info["action_mask"]`` (int8, Gymnasium's convention) and ``action_masks()``
-  (bool, sb3-contrib's ``MaskablePPO`` convention). An illegal action raises
-  ``IllegalMoveError`` naming it and changes nothing, one that is not an integer
-  (a bool, a float) ValueError, and ``step`` before ``reset`` or after the end
-  RuntimeError; ``action_space.sample()`` draws legal actions;
+  (bool, sb3-contrib's ``MaskablePPO`` convention). ``action_space.sample()`` draws
+  legal actions;
+* an illegal action (an integer that is not legal now) follows ``illegal_action``:
+  ``"lose"`` (the default, PettingZoo ``env()``'s convention and what Gymnasium's
+  ``check_env`` expects of an env it steps with unmasked samples) ends the episode
+  with reward -1, ``info["illegal_action"]`` True and ``outcome`` -1; ``"raise"``
+  raises ``IllegalMoveError`` naming the move and the legal ones, and changes
+  nothing. An action that is not an integer (a bool, a float) is a ValueError, and
+  ``step`` before ``reset`` or after the end a RuntimeError;
 * reward ``"points"``: the change in own side's score minus the mean score over
   sides (zero-sum, partners share); ``"win"``: +1 / -1 / 0 when the episode ends;
 * an episode is a ``"round"`` or a ``"match"``; it terminates, never truncates.
   The last observation shows the finished table; ``info`` then adds ``outcome``
-  (+1 / -1 / 0) and ``points`` (the episode's own-minus-mean points).
+  (+1 / -1 / 0) and ``points`` (the episode's own-minus-mean points);
+* render modes: ``"ansi"`` (the learner's view as text), ``"rgb_array"`` (a
+  ``(540, 960, 3)`` picture of the table with only the learner's hand face up, what
+  SB3's ``make_vec_env`` asks for) and ``"human"`` (the full text table, printed).
 
 Example::
 
@@ -42,12 +50,13 @@ import gymnasium as gym
 import numpy as np
 
 from domino_env.engine.core import action_index
+from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.game import Game
 from domino_env.engine.observation import observation_fields
+from domino_env.engine.outcome import Episode, episode_winner, relative_points
 from domino_env.engine.rules import END_NAMES, Rules
 from domino_env.engine.tiles import tile_name
 from domino_env.envs.learner import (
-    Episode,
     LearnerSeat,
     Reward,
     call_policy,
@@ -58,12 +67,15 @@ from domino_env.envs.learner import (
 from domino_env.envs.policies import Policy
 from domino_env.envs.spaces import LegalActions, observation_space
 from domino_env.tools.records import round_from_record
+from domino_env.tools.render import render_image, render_text
+
+ILLEGAL_ACTIONS = ("lose", "raise")
 
 
 class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
     """One game of dominoes; the learner plays one seat. See the module docstring."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 1}
 
     def __init__(
         self,
@@ -74,10 +86,16 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
         learner_seat: LearnerSeat = 0,
         opponents: Policy | Sequence[Policy] | None = None,
         render_mode: str | None = None,
+        illegal_action: str = "lose",
         **rule_overrides: Any,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(
+                f"illegal_action must be one of {', '.join(ILLEGAL_ACTIONS)}; got {illegal_action!r}"
+            )
+        self.illegal_action = illegal_action
         self.rules = Rules.preset(preset, players, **rule_overrides)
         check_setting(self.rules, episode, reward, learner_seat)
         self.render_mode = render_mode
@@ -121,6 +139,8 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
                 raise ValueError("the learner never gets to move in this deal: the round ends first")
         self._reward_due = self._episode_points = self._gain(before)
         self._observe()
+        if self.render_mode == "human":
+            self.render()
         return self._obs.copy(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -128,7 +148,12 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("the episode is over (or never started): call reset() first")
         action = action_index(action, self.rules.num_actions)  # ValueError for bools, floats...
         before = self._scores()
-        self._game.step(action)  # IllegalMoveError, naming the move, before anything changes
+        try:
+            self._game.step(action)  # IllegalMoveError, naming the move, before anything changes
+        except IllegalMoveError:
+            if self.illegal_action == "raise":
+                raise
+            return self._lose_for_illegal_action()
         self._play_opponents()
         gain = self._gain(before)
         self._episode_points += gain
@@ -141,22 +166,42 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
             reward = 0.0
         if terminated:
             last = self._game.results[-1]
-            winner = last.game_winner if self._game.episode == "match" else last.winner
+            winner = episode_winner(self._game.episode, last.winner, last.game_winner)
             info["outcome"] = 0 if winner is None else 1 if winner == self._side else -1
             info["points"] = self._episode_points
             if self.reward_kind == "win":
                 reward = float(info["outcome"])
+        if self.render_mode == "human":
+            self.render()
         return self._obs.copy(), float(reward), terminated, False, info
+
+    def _lose_for_illegal_action(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """``illegal_action="lose"``: the episode ends here with -1 for the learner."""
+        self._mask = np.zeros_like(self._mask)
+        info = self._info()
+        info.update(illegal_action=True, outcome=-1, points=self._episode_points)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs.copy(), -1.0, True, False, info
 
     def action_masks(self) -> np.ndarray:
         """(num_actions,) bool legal actions now (all False once the episode is over)."""
         return self._mask.copy()
 
-    def render(self) -> str | None:
-        """``"ansi"``: the learner's view as text (its hand, the table in order, ends, hand sizes, scores)."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the learner's view as text (its hand, the table in order, ends, hand sizes,
+        scores); ``"rgb_array"``: the table as a picture, only the learner's hand face up;
+        ``"human"``: the full text table, printed."""
         if self.render_mode is None:
+            gym.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        return describe_observation(self.rules, self._obs)
+        if self.render_mode == "ansi":
+            return describe_observation(self.rules, self._obs)
+        table = self._game.reference_round()
+        if self.render_mode == "rgb_array":
+            return render_image(table, self.seat)
+        print(render_text(table, self.seat) + "\n")
+        return None
 
     # -- internals ---------------------------------------------------------------------
     @property
@@ -168,8 +213,7 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
 
     def _gain(self, before: list[int]) -> float:
         """Change of own side's score minus the mean score since ``before``."""
-        delta = [now - then for now, then in zip(self._game.scores, before, strict=True)]
-        return delta[self._side] - sum(delta) / len(delta)
+        return float(relative_points(np.subtract(self._game.scores, before))[self._side])
 
     def _play_opponents(self) -> None:
         """Opponents move until the learner is to move or the episode is over."""

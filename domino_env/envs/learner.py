@@ -37,18 +37,17 @@ from typing import Literal
 
 import numpy as np
 
+from domino_env.engine.outcome import check_episode
 from domino_env.engine.rules import Rules
 from domino_env.envs.policies import Policy, random_policy
 
-Episode = Literal["round", "match"]
 Reward = Literal["points", "win"]
 LearnerSeat = int | Literal["random"]
 
 
 def check_setting(rules: Rules, episode: str, reward: str, learner_seat: LearnerSeat) -> None:
     """Raise ValueError naming a bad episode kind, reward kind or learner seat."""
-    if episode not in ("round", "match"):
-        raise ValueError(f"episode must be 'round' or 'match', got {episode!r}")
+    check_episode(episode)
     if reward not in ("points", "win"):
         raise ValueError(f"reward must be 'points' or 'win', got {reward!r}")
     if learner_seat == "random":

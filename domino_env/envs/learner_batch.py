@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from domino_env.engine.core import DominoCore, StepResult
+from domino_env.engine.outcome import Episode, episode_winner
 from domino_env.engine.rules import Rules
 from domino_env.envs.learner import (
-    Episode,
     LearnerSeat,
     Reward,
     call_policy,
@@ -79,7 +79,7 @@ class LearnerBatch:
         self.learner_seat = learner_seat
         self._given_opponents = check_opponents(rules, opponents)
         self._seed(seed)
-        self.core = DominoCore(rules, num_games, seed=self._deal_rng, mode=episode)
+        self.core = DominoCore(rules, num_games, seed=self._deal_rng, episode=episode)
         self.num_games = num_games
         self.seats = np.zeros(num_games, dtype=np.int64)
         """(N,) the learner's seat in each game's current episode (set by ``reset``)."""
@@ -195,7 +195,7 @@ class LearnerBatch:
         ended = np.flatnonzero(result.game_over)
         if not len(ended):
             return
-        winner = (result.game_winner if self.core.mode == "match" else result.winner)[ended]
+        winner = episode_winner(self.core.episode, result.winner, result.game_winner)[ended]
         won = outcome(winner, self._side_of_seat.take(self.seats[ended]))
         closing = ended[decided[ended]]
         if step is not None and len(closing):

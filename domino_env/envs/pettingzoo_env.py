@@ -168,7 +168,8 @@ from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
 from domino_env.engine.core import action_index
-from domino_env.engine.game import EPISODES, Episode, Game
+from domino_env.engine.game import Game
+from domino_env.engine.outcome import Episode, check_episode, episode_winner, relative_points
 from domino_env.engine.reference import RoundResult
 from domino_env.engine.rules import Rules
 from domino_env.envs.spaces import observation_bounds
@@ -211,8 +212,7 @@ class raw_env(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, preset, players, episode, reward, skip_forced, render_mode, **rule_overrides)
         super().__init__()
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}; got {episode!r}")
+        check_episode(episode)
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}; got {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -329,14 +329,14 @@ class raw_env(AECEnv, EzPickle):
     def _reward(self, end: RoundResult) -> None:
         """Add one finished round's rewards (module docstring, Rewards) to ``self.rewards``."""
         if self.reward_kind == "points":
-            mean = sum(end.points) / len(end.points)
+            relative = relative_points(end.points).tolist()
             for side, seats in enumerate(self._side_seats):
                 for seat in seats:
-                    self.rewards[self.possible_agents[seat]] += end.points[side] - mean
+                    self.rewards[self.possible_agents[seat]] += relative[side]
             return
         if self.episode == "match" and not end.game_over:
             return
-        winner = end.winner if self.episode == "round" else end.game_winner
+        winner = episode_winner(self.episode, end.winner, end.game_winner)
         if winner is None:
             return
         for side, seats in enumerate(self._side_seats):

@@ -35,6 +35,7 @@ from typing import Literal
 import numpy as np
 
 from domino_env.engine.core import DominoCore
+from domino_env.engine.outcome import episode_winner, relative_points
 from domino_env.engine.rules import Rules
 
 
@@ -74,7 +75,7 @@ class SelfPlay:
         episode: Literal["round", "match"] = "round",
         seed: int | np.random.Generator | None = None,
     ) -> None:
-        self.core = DominoCore(rules, num_games, seed=seed, mode=episode)
+        self.core = DominoCore(rules, num_games, seed=seed, episode=episode)
         self.rules = rules
         self.num_games = num_games
 
@@ -87,9 +88,7 @@ class SelfPlay:
         """Play one action per game (for its seat to move); raises ``IllegalMoveError`` on an illegal one."""
         scores_before = self.core.scores.copy()
         result = self.core.step(actions)
-        delta = result.scores - scores_before
-        normalised = delta - delta.mean(axis=1, keepdims=True)
-        rewards = normalised[:, self.core.side_of_seat]
-        winner = result.game_winner if self.core.mode == "match" else result.winner
+        rewards = relative_points(result.scores - scores_before)[:, self.core.side_of_seat]
+        winner = episode_winner(self.core.episode, result.winner, result.game_winner)
         winner = np.where(result.game_over, winner, -1).astype(np.int8)
         return SelfPlayStep(rewards, result.round_over, result.game_over, winner)

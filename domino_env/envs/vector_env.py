@@ -41,8 +41,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from domino_env.engine.outcome import Episode
 from domino_env.engine.rules import Rules
-from domino_env.envs.learner import Episode, LearnerSeat, Reward
+from domino_env.envs.learner import LearnerSeat, Reward
 from domino_env.envs.learner_batch import LearnerBatch, LearnerStep
 from domino_env.envs.policies import Policy
 from domino_env.envs.spaces import LegalActionsBatch, observation_space

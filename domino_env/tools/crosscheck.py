@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from domino_env.engine.core import DominoCore, StepResult
+from domino_env.engine.outcome import Episode
 from domino_env.engine.reference import Match, Round, deal_to_hands
 from domino_env.engine.rules import CHANCE_OPENERS, END_CODES, Rules
 
@@ -39,8 +40,8 @@ class CrossCheckStats:
 class CrossCheck:
     """Run ``num_games`` core games beside reference games and compare them.
 
-    Round mode mirrors each core round with a fresh reference ``Round``; match
-    mode mirrors each core game with a reference ``Match`` (opener rotation and
+    A round episode mirrors each core round with a fresh reference ``Round``; a match
+    episode mirrors each core game with a reference ``Match`` (opener rotation and
     scores carried by the reference itself, so those are checked too). ``deals``
     and ``openers`` go to the core (a fixed deal list); the reference plays
     whatever the core deals.
@@ -51,13 +52,13 @@ class CrossCheck:
         rules: Rules,
         num_games: int,
         seed: int,
-        mode: str = "round",
+        episode: Episode = "round",
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
     ) -> None:
         self.rules = rules
-        self.mode = mode
-        self.core = DominoCore(rules, num_games, seed=seed, mode=mode, deals=deals, openers=openers)
+        self.episode = episode
+        self.core = DominoCore(rules, num_games, seed=seed, episode=episode, deals=deals, openers=openers)
         self.rng = np.random.default_rng(seed + 1)
         self.pending_deals = [deque() for _ in range(num_games)]
         self.games = [self._new_game(g) for g in range(num_games)]
@@ -69,7 +70,7 @@ class CrossCheck:
 
     def _new_game(self, game: int) -> Match | Round:
         deal, opener = self._current_deal(game)
-        if self.mode == "round":
+        if self.episode == "round":
             hands, boneyard = deal_to_hands(self.rules, deal)
             chance = self.rules.first_opener in CHANCE_OPENERS
             return Round(self.rules, hands, boneyard, opener if chance else None)
@@ -99,7 +100,7 @@ class CrossCheck:
             self._check_standing_still(result, ~active)
             for g in np.flatnonzero(active):
                 game = self.games[g]
-                if result.round_over[g] and self.mode == "match" and not result.game_over[g]:
+                if result.round_over[g] and self.episode == "match" and not result.game_over[g]:
                     self.pending_deals[g].append(self._current_deal(g))
                 scores_before = list(self._round(g).scores)
                 game.step(int(actions[g]))

@@ -1,0 +1,167 @@
+"""Self-play rollouts on Ray actors feeding the learner in ``train.py`` (``ray.workers=N``).
+
+The actor-learner split of IMPALA, DouZero and RLlib, with Ray doing the
+placement, transport and restarts:
+
+* ``RolloutWorker`` (one Ray actor per worker, one CPU each) holds a CPU copy of
+  the network and plays its share of the update's ``num_games``: its own ``SelfPlay``
+  batch and opponents (``Opponents.assign`` over its games, the bots, the ``past``
+  snapshot), ``ppo.collect_rollout`` as in a local run.
+* The learner (``train.py``, on ``device``) puts the weights in Ray's object store
+  once per update, the actors read them from there, and their rollouts come back
+  joined game by game into one ``Rollout`` for the PPO update.
+
+Every call carries everything it depends on (weights, snapshot, update number), and
+each worker's deals, opponents and sampling are seeded by (``seed``, update, worker):
+a run is deterministic for a given seed and worker count, and an actor that dies
+(killed, its node lost) is restarted by Ray (``ray.max_restarts``) and its call run
+again with the same result. Checkpoints, ``--resume`` and TensorBoard are the local
+run's; ``ray.workers`` may change on ``--resume`` (the run then goes on as that worker
+count would).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import pairwise
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.arena.distributed import connect, require_ray
+from agents.bots.registry import make_bot
+from agents.training.checkpoint import NetworkPolicy
+from agents.training.config import PAST, SELF, TrainConfig, parse_train_config
+from agents.training.move_features import MoveInputs
+from agents.training.network import ActorCritic
+from agents.training.ppo import Opponents, Rollout, collect_rollout
+from domino_env.envs.selfplay import SelfPlay
+
+Weights = dict[str, torch.Tensor]
+
+
+def worker_seed(*entropy: int) -> int:
+    """A 64-bit seed of its own for each (seed, update, worker): streams that never overlap."""
+    return int(np.random.SeedSequence(list(entropy)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+class RolloutWorker:
+    """``count`` of every update's games, played on CPU (the body of a Ray actor)."""
+
+    def __init__(self, config: dict[str, Any], index: int, count: int) -> None:
+        torch.set_num_threads(1)  # one CPU per actor
+        self.config: TrainConfig = parse_train_config(config)
+        self.rules = self.config.build_rules()
+        self.index, self.count = index, count
+        self.model = self._network()
+
+    def _network(self) -> ActorCritic:
+        model = self.config.model
+        return ActorCritic(self.rules, tuple(model.hidden), model.move_features)
+
+    def collect(self, weights: Weights, past: Weights | None, update: int) -> Rollout:
+        """This worker's rollout of ``update`` with the learner's ``weights`` (``past``: the snapshot)."""
+        config, rules = self.config, self.rules
+        self.model.load_state_dict(weights)
+        torch.manual_seed(worker_seed(config.seed, update, self.index))  # the learner's sampled moves
+        play = SelfPlay(
+            rules, self.count, config.episode, seed=np.random.default_rng([config.seed, update, self.index])
+        )
+        update_seed = worker_seed(config.seed, update, self.index, 1)
+        policies = {
+            name: make_bot(name, rules, update_seed, **config.bots.get(name, {}))
+            for name in config.opponents
+            if name not in (SELF, PAST)
+        }
+        if past is not None:
+            snapshot = self._network()
+            snapshot.load_state_dict(past)
+            generator = torch.Generator().manual_seed(update_seed)
+            policies[PAST] = NetworkPolicy(PAST, snapshot, greedy=False, generator=generator)
+        opponents = Opponents.assign(self.count, rules, config.opponents, policies)
+        return collect_rollout(
+            self.model, play, config.rollout_steps, opponents, torch.device("cpu"), config.ppo.reward_scale,
+            config.reward,
+        )  # fmt: skip
+
+
+class RolloutFleet:
+    """``config.ray.workers`` Ray actors playing each update's rollout; a context manager that starts
+    (or joins) Ray and the actors, and ends what it started."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.ray = require_ray()
+        self.actors: list[Any] = []
+        self._started = False
+
+    def __enter__(self) -> RolloutFleet:
+        ray, config = self.ray, self.config
+        self._started = connect(config.ray)
+        restarts = config.ray.max_restarts
+        actor = ray.remote(num_cpus=1, max_restarts=restarts, max_task_retries=restarts)(RolloutWorker)
+        bounds = np.linspace(0, config.num_games, config.ray.workers + 1).astype(int)
+        self.actors = [
+            actor.remote(config.to_dict(), index, int(hi - lo))
+            for index, (lo, hi) in enumerate(pairwise(bounds))
+        ]
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        for handle in self.actors:
+            self.ray.kill(handle)
+        self.actors = []
+        if self._started:
+            self.ray.shutdown()
+
+    def collect(
+        self, model: ActorCritic, update: int, snapshots: list[Weights], rng: np.random.Generator
+    ) -> Rollout:
+        """The update's rollout of all ``num_games`` games, joined from the actors' parts.
+
+        The ``past`` snapshot is drawn here with the learner's ``rng``, as a local run draws it.
+        """
+        ray = self.ray
+        weights = ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})
+        past = ray.put(snapshots[rng.integers(len(snapshots))]) if PAST in self.config.opponents else None
+        parts = ray.get([handle.collect.remote(weights, past, update) for handle in self.actors])
+        return join_rollouts(parts)
+
+
+def join_rollouts(parts: list[Rollout]) -> Rollout:
+    """One rollout of the parts' games side by side (parts hold (T, n_i) arrays of the same T).
+
+    ``next_index`` holds step numbers, which joining games leaves as they are; the per-move
+    features are listed per step with learner decisions, so they are rejoined step by step.
+    """
+    joined: dict[str, Any] = {}
+    for field in dataclasses.fields(Rollout):
+        values = [getattr(part, field.name) for part in parts]
+        if field.name == "moves":
+            joined["moves"] = None if values[0] is None else _join_moves(parts)
+        elif isinstance(values[0], np.ndarray):
+            joined[field.name] = np.concatenate(values, axis=1)
+        elif isinstance(values[0], dict):
+            joined[field.name] = {key: [item for value in values for item in value[key]] for key in values[0]}
+        else:
+            joined[field.name] = [item for value in values for item in value]
+    return Rollout(**joined)
+
+
+def _join_moves(parts: list[Rollout]) -> list[MoveInputs]:
+    """Per step with learner decisions in any part: the parts' features of that step, in part order."""
+    steps = len(parts[0].valid)
+    per_part = []
+    for part in parts:
+        active = np.flatnonzero(part.valid.any(axis=1))
+        per_part.append(dict(zip(active.tolist(), part.moves, strict=True)))
+    out = []
+    for t in range(steps):
+        present = [moves[t] for moves in per_part if t in moves]
+        if present:
+            out.append(MoveInputs.concat(present))
+    return out

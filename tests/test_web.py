@@ -1,0 +1,404 @@
+"""The web table (domino_env.web): played and watched in a real browser, and its API's refusals.
+
+The browser tests drive the system's headless Chromium (``/usr/bin/chromium``; CI installs
+the Debian package) with Playwright against a server started here on a free port. Set
+``DOMINO_WEB_SCREENSHOTS=docs/images`` to also save the documentation's screenshots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra is not installed")
+
+import uvicorn
+
+with warnings.catch_warnings():  # starlette asks for httpx2; its TestClient still runs on httpx
+    warnings.filterwarnings("ignore", message=".*httpx2")
+    from fastapi.testclient import TestClient
+
+from agents.arena.config import ArenaConfig
+from agents.arena.report import save
+from agents.arena.tournament import run_arena
+from agents.bots.registry import SHIPPED_DIR
+from domino_env.__main__ import main as domino_main
+from domino_env.engine.deals import random_deals
+from domino_env.engine.reference import Round, deal_to_hands
+from domino_env.engine.rules import Rules
+from domino_env.engine.tiles import tile_name
+from domino_env.tools.records import replay, round_from_record
+from domino_env.web.cli import checkpoint_files
+from domino_env.web.server import create_app, games_in
+from domino_env.web.state import result_view
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = os.environ.get("DOMINO_WEB_SCREENSHOTS")
+RECORD = {
+    "preset": "block",
+    "players": 2,
+    "opener": 0,
+    "hands": [
+        ["6-6", "6-5", "5-5", "4-4", "3-3", "2-2", "1-1"],
+        ["6-4", "6-3", "6-2", "6-1", "6-0", "5-4", "5-3"],
+    ],
+    "moves": ["6-6", "6-4:left", "4-4:left", "6-3:right"],
+}
+
+
+@pytest.fixture(scope="module")
+def games_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny arena run (a trained agent against random) with two saved games."""
+    config = ArenaConfig(
+        preset="block",
+        players=2,
+        policies=[str(SHIPPED_DIR / "block-2p.pt"), "random"],
+        deals=2,
+        matches=0,
+        save_games=2,
+        progress=False,
+    )
+    stem = tmp_path_factory.mktemp("arena") / "tiny"
+    save(run_arena(config), stem, json_out=True, csv_out=False, plot_out=False)
+    return stem.parent / "tiny-games"
+
+
+def test_the_arena_saves_games_as_records(games_dir: Path) -> None:
+    index = json.loads((games_dir / "games.json").read_text())["games"]
+    assert len(index) == 2
+    for entry in index:
+        assert sorted(entry["seats"]) == ["block-2p", "random"]
+        result = replay(json.loads((games_dir / entry["file"]).read_text()))
+        assert result["end"] in ("domino", "blocked")
+    assert "games" not in json.loads((games_dir.parent / "tiny.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("preset", "end", "void", "words"),
+    [
+        ("block", "domino", False, ["Domino: seat", "played their last tile", "wins the round"]),
+        (
+            "block",
+            "blocked",
+            False,
+            ["Blocked: nobody can play. Pips left: seat 0", "the lightest hand wins"],
+        ),
+        ("idrd_draw", "closed", False, ["Closed: both ends show", "are down", "Pips left"]),
+        ("spanish_pairs", "blocked", True, ["Pips left: team 0+2", "Void: a tie that nobody wins"]),
+    ],
+)
+def test_each_round_end_is_explained(preset: str, end: str, void: bool, words: list[str]) -> None:
+    rules = Rules.preset(preset)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        hands, boneyard = deal_to_hands(rules, random_deals(rules, 1, rng)[0])
+        rnd = Round(rules, hands, boneyard, opener=int(rng.integers(rules.players)))
+        while not rnd.over:
+            legal = rnd.legal_actions()
+            rnd.step(legal[int(rng.integers(len(legal)))])
+        if rnd.end == end and (rnd.winner is None) == void:
+            text = result_view(rnd)["text"]
+            assert all(word in text for word in words), text
+            return
+    pytest.fail(f"no {end} round in 2000 random {preset} rounds")
+
+
+# -- the API without a browser ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def client(games_dir: Path) -> TestClient:
+    return TestClient(create_app(checkpoint_files([]), games_in(games_dir)), base_url="http://127.0.0.1")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "message"),
+    [
+        ("post", "/api/play", {"preset": "blok"}, 400, "did you mean 'block'"),
+        ("post", "/api/play", {"preset": "block", "players": 7}, 400, "not 7"),
+        ("post", "/api/play", {"preset": "block", "seat": 2}, 400, "your seat must be 0 to 1"),
+        ("post", "/api/play", {"preset": "block", "opponents": ["omniscient"]}, 400, "unknown opponent"),
+        ("post", "/api/play", {"preset": "block", "opponents": ["../../x.pt"]}, 400, "unknown opponent"),
+        (
+            "post",
+            "/api/play",
+            {"preset": "draw", "opponents": ["block-2p"]},
+            400,
+            "checkpoint block-2p: trained",
+        ),
+        ("post", "/api/play", {"preset": "block", "opponents": ["random", "random"]}, 400, "at most 1"),
+        ("post", "/api/play", {"preset": "block", "seed": -1}, 400, "seed"),
+        ("post", "/api/play", {"preset": "block", "colour": "red"}, 400, "colour"),
+        ("post", "/api/play", "not an object", 400, "request"),
+        ("get", "/api/play", None, 404, "no game in progress"),
+        ("post", "/api/play/move", {"action": 3}, 404, "no game in progress"),
+        ("post", "/api/watch/load", {"name": "/etc/passwd"}, 404, "no saved game"),
+        ("get", "/api/watch", None, 404, "no game loaded"),
+        ("get", "/api/nothing", None, 404, "Not Found"),
+    ],
+)
+def test_a_bad_request_is_a_4xx_with_a_message(
+    client: TestClient, method: str, path: str, body: object, status: int, message: str
+) -> None:
+    client.cookies.clear()
+    response = client.request(method, path, json=body) if body is not None else client.request(method, path)
+    assert response.status_code == status
+    assert message in response.json()["error"]
+
+
+def test_moves_out_of_turn_or_illegal_are_refused(client: TestClient) -> None:
+    client.cookies.clear()
+    view = client.post("/api/play", json={"preset": "block", "players": 2, "seat": 1, "seed": 3}).json()
+    if view["to_play"] != 1:
+        assert "not your turn" in client.post("/api/play/move", json={"action": 0}).json()["error"]
+        while view["to_play"] != 1:
+            view = client.post("/api/play/advance").json()
+    illegal = next(a for a in range(28) if a not in {m["action"] for m in view["legal"]})
+    response = client.post("/api/play/move", json={"action": illegal})
+    assert response.status_code == 400
+    assert "legal moves are" in response.json()["error"]
+    assert client.post("/api/play/next").json()["error"] == "the round is not over yet"
+    assert client.post("/api/play/move", json={"action": "left"}).status_code == 400
+
+
+def test_each_browser_keeps_its_own_games(client: TestClient, games_dir: Path) -> None:
+    client.cookies.clear()
+    client.post("/api/play", json={"preset": "block", "seed": 1})
+    assert client.get("/api/play").status_code == 200
+    other = TestClient(client.app, base_url="http://127.0.0.1")
+    assert other.get("/api/play").status_code == 404
+    other.cookies.set("domino_session", "made-up")
+    assert other.get("/api/play").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "the file is not JSON"),
+        (b"[1, 2]", "a record must be a JSON object"),
+        (json.dumps({**RECORD, "hands": [["6-6"], ["6-5"]]}).encode(), "deals 7 to each seat"),
+        (json.dumps({**RECORD, "moves": ["6-6", "1-1:left"]}).encode(), "move 2: illegal"),
+        (json.dumps({**RECORD, "mvoes": []}).encode(), "did you mean 'moves'"),
+        (b"[" * 100_000, "the file is not JSON"),
+        (b" " * (2 << 20), "at most 1024 KB"),
+    ],
+)
+def test_uploads_are_refused_with_the_records_messages(client: TestClient, body: bytes, message: str) -> None:
+    response = client.post("/api/watch/upload", content=body)
+    assert response.status_code in (400, 413)
+    assert message in response.json()["error"]
+
+
+def test_a_slow_opponent_does_not_hold_up_other_games(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opponents think in worker threads: while one game waits on a 1 s move, another is served."""
+    import httpx
+
+    from domino_env.web.state import PlayGame
+
+    think = PlayGame.bot_move
+    monkeypatch.setattr(PlayGame, "bot_move", lambda game: (time.sleep(1.0), think(game)))
+    app = create_app()
+
+    async def waited_for_by_another_game() -> float:
+        transport = httpx.ASGITransport(app=app)
+        url = "http://127.0.0.1"
+        async with (
+            httpx.AsyncClient(transport=transport, base_url=url) as slow,
+            httpx.AsyncClient(transport=transport, base_url=url) as other,
+        ):
+            seed = 0
+            while (await slow.post("/api/play", json={"seat": 1, "seed": seed})).json()["to_play"] != 0:
+                seed += 1
+            thinking = asyncio.create_task(slow.post("/api/play/advance"))
+            await asyncio.sleep(0.2)
+            start = time.perf_counter()
+            assert (await other.post("/api/play", json={"seed": 1})).status_code == 200
+            waited = time.perf_counter() - start
+            assert (await thinking).json()["log"]
+            return waited
+
+    assert asyncio.run(waited_for_by_another_game()) < 0.5
+
+
+def test_only_local_host_names_are_answered(client: TestClient) -> None:
+    assert TestClient(client.app, base_url="http://attacker.example").get("/api/options").status_code == 400
+
+
+def test_watching_checks_step_viewer_and_analyst(client: TestClient) -> None:
+    client.cookies.clear()
+    assert client.post("/api/watch/upload", content=json.dumps(RECORD)).json()["steps"] == 4
+    for query, message in [
+        ("step=9", "step must be 0 to 4"),
+        ("step=two", "step: Input should be a valid integer"),
+        ("viewer=2", "viewer must be a seat 0 to 1"),
+        ("analyst=nobody-2p", "unknown checkpoint 'nobody-2p'"),
+        ("analyst=draw-2p", "checkpoint draw-2p: trained for preset 'draw'"),
+    ]:
+        response = client.get(f"/api/watch?{query}")
+        assert response.status_code == 400 and message in response.json()["error"], query
+    view = client.get("/api/watch?step=1&analyst=block-2p&viewer=1").json()
+    assert [m["played"] for m in view["probabilities"]].count(True) == 1
+    assert view["seats"][0]["hand"] is None and view["seats"][1]["hand"]
+    assert client.get("/api/watch?step=1&analyst=block-2p&viewer=0").json()["probabilities"] is None
+
+
+def test_serve_refuses_a_missing_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    assert domino_main(["serve", "--checkpoint", "no/such/file.pt"]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+# -- in a browser -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(games_dir: Path) -> Iterator[tuple[str, object]]:
+    """The app served on a free port in a thread: (its URL, the app)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = create_app(checkpoint_files([]), games_in(games_dir))
+    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not uvicorn_server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", app
+    uvicorn_server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM} (apt-get install chromium)")
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        yield chromium
+        chromium.close()
+
+
+def shot(page: object, name: str) -> None:
+    if SCREENSHOTS:
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"web_{name}.png"))
+
+
+def test_a_round_played_by_clicks_shows_no_hidden_tile(server: tuple[str, object], browser: object) -> None:
+    url, app = server
+    context = browser.new_context(viewport={"width": 1100, "height": 860})
+    page = context.new_page()
+    bodies: list[str] = []
+    page.on("response", lambda response: bodies.append(response.text()))
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/?pace=0")
+    page.select_option("#preset", "block")
+    page.select_option("#players", "2")
+    page.select_option("select.opponent", "random")
+    page.fill("#seed", "11")
+    page.click("#deal")
+    doms, moves = [], 0
+    while True:
+        page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+        doms.append(page.content())
+        if page.get_attribute("body", "data-play") == "round-over":
+            break
+        if moves == 3:
+            shot(page, "play")
+        page.locator("#play-hand svg.tile.legal").first.click()
+        if page.is_visible("#end-choice"):
+            page.locator("#end-choice button").first.click()
+        moves += 1
+    result = page.inner_text("#play-result-text")
+    assert re.search(r"Domino|Blocked|Closed", result) and "Round points" in result
+    assert moves >= 2
+    assert not errors, errors
+
+    (session,) = app.state.sessions.values()
+    shown = session.play.round
+    assert shown.over
+    hidden = {tile_name(t) for t in shown.hands[1] + shown.boneyard}
+    assert hidden, "the opponent should hold tiles nobody saw"
+    pattern = re.compile(r"(?<![0-9])(" + "|".join(hidden) + r")(?![0-9])")
+    placed = re.compile(r"(?<![0-9])(" + "|".join(tile_name(p.tile) for p in shown.table) + r")(?![0-9])")
+    assert any(placed.search(text) for text in bodies) and any(placed.search(dom) for dom in doms)
+    for text in bodies + doms:
+        assert not pattern.search(text), f"a hidden tile reached the page: {pattern.search(text)[0]}"
+    for text in bodies:
+        if text.startswith("{") and '"seats"' in text:
+            assert json.loads(text)["seats"][1]["hand"] is None
+    context.close()
+
+
+def test_a_saved_arena_game_steps_forwards_and_back(server: tuple[str, object], browser: object) -> None:
+    url, _ = server
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(url)
+    page.click("button.tab[data-tab=watch]")
+    page.select_option("#saved-games", "tiny-games/game-000.json")
+    page.click("#load-saved")
+    page.wait_for_selector("body[data-watch-step='0']")
+    steps = int(page.inner_text("#step-label").split("/")[1])
+    assert steps >= 4
+    seen_probabilities = False
+    for step in range(1, steps + 1):
+        page.click("#step-forward")
+        page.wait_for_selector(f"body[data-watch-step='{step}']")
+        assert page.locator("#watch-table g.domino").count() == step
+        if page.is_visible("#probabilities"):
+            cells = page.locator("#probabilities td:nth-child(2)").all_inner_texts()
+            assert abs(sum(float(c.rstrip("%")) for c in cells) - 100) < 1
+            assert page.locator("#probabilities tr.played").count() == 1
+            if not seen_probabilities and SCREENSHOTS:  # as the trained seat saw it
+                page.select_option("#viewer", "0")
+                page.wait_for_selector("body[data-watch-viewer='0']")
+                shot(page, "watch")
+                page.select_option("#viewer", "-1")
+                page.wait_for_selector("body[data-watch-viewer='-1']")
+            seen_probabilities = True
+    assert seen_probabilities, "the trained seat's probabilities never showed"
+    assert page.is_visible("#watch-result")
+    for step in (steps - 1, steps - 2):
+        page.click("#step-back")
+        page.wait_for_selector(f"body[data-watch-step='{step}']")
+        assert page.locator("#watch-table g.domino").count() == step
+    # Spectator: every hand face up; a seat's view: that hand only.
+    assert page.locator("#watch-seats .seat svg.tile").count() == 14 - (steps - 2)
+    shot(page, "spectator")
+    page.select_option("#viewer", "1")
+    page.wait_for_selector("body[data-watch-viewer='1']")
+    assert page.locator("#watch-seats .seat[data-seat='0'] svg.back").count() > 0
+    page.close()
+
+
+def test_a_bad_upload_shows_the_records_message(server: tuple[str, object], browser: object) -> None:
+    url, _ = server
+    page = browser.new_page()
+    page.goto(url)
+    page.click("button.tab[data-tab=watch]")
+    bad = {**RECORD, "hands": [RECORD["hands"][0], [*RECORD["hands"][1][:6], "6-6"]]}
+    with pytest.raises(ValueError) as expected:
+        round_from_record(bad)
+    page.set_input_files(
+        "#record-file",
+        {"name": "bad.json", "mimeType": "application/json", "buffer": json.dumps(bad).encode()},
+    )
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.inner_text("#error") == str(expected.value)
+    page.set_input_files(
+        "#record-file",
+        {"name": "good.json", "mimeType": "application/json", "buffer": json.dumps(RECORD).encode()},
+    )
+    page.wait_for_selector("body[data-watch-step='0']")
+    assert page.is_hidden("#error")
+    page.close()
