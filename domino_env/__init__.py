@@ -4,7 +4,7 @@ Public API:
 
 * ``Rules``: the rule systems (``Rules.preset("block", players=2)``).
 * ``DominoCore``: N games stepped together by compiled kernels (legal masks, observations).
-* ``Game``: one game, fast, in plain Python (the engine under the single-game envs).
+* ``Game``: one game on the compiled kernels (the engine under the single-game envs).
 * ``reference``: one game in readable Python, the oracle both engines are tested against.
 * ``replay(record)``: replay a game record (see ``domino_env.tools.records``).
 * Environments: ``env`` / ``raw_env`` / ``parallel_env`` (PettingZoo AEC and parallel,

@@ -26,6 +26,7 @@ from domino_env.engine.deals import DealSource, random_deals
 from domino_env.engine.reference import OPENING, Round, deal_to_hands, move_name
 from domino_env.engine.rules import CHANCE_OPENERS, FIELD_NAMES, Rules
 from domino_env.engine.tiles import tile_name
+from domino_env.envs.policies import act_per_policy
 
 Mode = Literal["round", "match"]
 
@@ -212,22 +213,25 @@ def _play_batch(
     rows: list[tuple[np.ndarray, ...]] = []
     seconds, moves = np.zeros(len(policies)), np.zeros(len(policies), dtype=np.int64)
     recorded: dict[int, list[int]] = {int(g): [] for g in watch}
+
+    def timed(index: int, chosen: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One policy's batched call: timed, counted, checked; a cheating one sees the core first."""
+        policy = policies[index]
+        reveal_to_cheater(policy, core, chosen)
+        start = time.perf_counter()
+        picked = np.asarray(policy(obs, mask))
+        seconds[index] += time.perf_counter() - start
+        moves[index] += len(chosen)
+        if picked.shape != (len(chosen),) or not mask[np.arange(len(chosen)), picked].all():
+            raise ValueError(f"policy {policy.name!r} returned an illegal action")
+        return picked
+
     while (done < quota).any():
         active = done < quota
         obs, mask = core.observe(), core.legal_mask()
         actions = mask.argmax(axis=1)
-        mover = seats[games, core.to_play]
-        for index, policy in enumerate(policies):
-            chosen = np.flatnonzero(active & (mover == index))
-            if len(chosen):
-                reveal_to_cheater(policy, core, chosen)
-                start = time.perf_counter()
-                picked = np.asarray(policy(obs[chosen], mask[chosen]))
-                seconds[index] += time.perf_counter() - start
-                moves[index] += len(chosen)
-                if picked.shape != (len(chosen),) or not mask[chosen, picked].all():
-                    raise ValueError(f"policy {policy.name!r} returned an illegal action")
-                actions[chosen] = picked
+        owner = np.where(active, seats[games, core.to_play], -1)
+        act_per_policy(policies, owner, obs, mask, actions, call=timed)
         for game, actions_so_far in recorded.items():
             if done[game] == 0:
                 actions_so_far.append(int(actions[game]))

@@ -33,7 +33,7 @@ from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic
 from domino_env.engine.rules import Rules
 from domino_env.envs.learner import outcome
-from domino_env.envs.policies import Policy
+from domino_env.envs.policies import Policy, act_per_policy
 from domino_env.envs.selfplay import SelfPlay
 
 LOSSES = (
@@ -168,10 +168,8 @@ def collect_rollout(
             linked = previous >= 0
             next_index[previous[linked], rows[linked]] = t
             last[rows, seats] = t
-        for index, policy in enumerate(opponents.policies):
-            theirs = np.flatnonzero(~mine & (opponents.opponent == index))
-            if len(theirs):
-                step_actions[theirs] = policy(state.obs[theirs], state.mask[theirs])
+        owner = np.where(mine, -1, opponents.opponent)
+        act_per_policy(opponents.policies, owner, state.obs, state.mask, step_actions)
         result = play.step(step_actions)
         if reward == "win":
             step_rewards = np.where(result.done[:, None], outcome(result.winner[:, None], sides[None, :]), 0)

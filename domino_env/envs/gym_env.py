@@ -2,9 +2,9 @@
 
 The other seats are played by opponent policies (``domino_env.envs.policies``, random
 by default); seats, rewards and episodes follow ``domino_env.envs.learner``, the
-setting ``DominoVectorEnv`` shares. One game runs on ``game.Game``, the fast
-single-game engine (the batched core pays NumPy's per-call overhead on every
-move, which dominates at one game). In short:
+setting ``DominoVectorEnv`` shares. One game runs on ``engine.game.Game``: the
+compiled kernels of the batched core, called the way that is fast at one game.
+In short:
 
 * observation: the learner's seat-relative int16 vector (docs/engine.md), so the
   learner is always relative seat 0 whatever its seat;
@@ -59,12 +59,11 @@ from domino_env.engine.tiles import tile_name
 from domino_env.envs.learner import (
     LearnerSeat,
     Reward,
-    call_policy,
     check_opponents,
     check_setting,
     streams,
 )
-from domino_env.envs.policies import Policy
+from domino_env.envs.policies import Policy, call_policy
 from domino_env.envs.spaces import LegalActions, observation_space
 from domino_env.tools.records import round_from_record
 from domino_env.tools.render import render_image, render_text

@@ -82,17 +82,6 @@ def streams(
     return np.random.default_rng(deal_seq), np.random.default_rng(seat_seq), opponents
 
 
-def call_policy(policy: Policy, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Run an opponent policy and check that it kept the contract (legality is checked when played)."""
-    actions = np.asarray(policy(obs, mask))
-    if actions.shape != (len(obs),) or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(
-            f"an opponent policy must return ({len(obs)},) integer actions, "
-            f"got {actions.dtype} {actions.shape}"
-        )
-    return actions
-
-
 def outcome(winner: np.ndarray, own_side: np.ndarray) -> np.ndarray:
     """+1 where the learner's side won, -1 where another side did, 0 where nobody did (winner -1)."""
     return np.where(winner < 0, 0, np.where(winner == own_side, 1, -1)).astype(np.int8)

@@ -28,13 +28,12 @@ from domino_env.engine.rules import Rules
 from domino_env.envs.learner import (
     LearnerSeat,
     Reward,
-    call_policy,
     check_opponents,
     check_setting,
     outcome,
     streams,
 )
-from domino_env.envs.policies import Policy, RandomPolicy
+from domino_env.envs.policies import Policy, RandomPolicy, act_per_policy
 
 
 @dataclass
@@ -91,8 +90,13 @@ class LearnerBatch:
     # -- resetting ------------------------------------------------------------------
     def _seed(self, seed: int | None) -> None:
         self._deal_rng, self._seat_rng, opponents = streams(self.rules, seed, self._given_opponents)
-        self._policy_groups = _group(opponents)
-        only = self._policy_groups[0][0] if len(self._policy_groups) == 1 else None
+        groups = _group(opponents)
+        self._group_policies = [policy for policy, _ in groups]
+        self._group_of_relative = np.full(self.rules.players, -1, dtype=np.intp)
+        """Relative seat -> index of the policy group that plays it (-1: the learner)."""
+        for index, (_, seats) in enumerate(groups):
+            self._group_of_relative[seats] = index
+        only = self._group_policies[0] if len(groups) == 1 else None
         self._random_opponents = only if type(only) is RandomPolicy else None  # not a subclass: it may differ
         """Set when one random policy plays every other seat: the core plays it (``play_random``)."""
 
@@ -164,14 +168,11 @@ class LearnerBatch:
                 return
             obs = self.core.observe(games=games)  # only the games an opponent moves in
             mask = self.core.legal_mask(games)
+            moving = np.zeros(len(games), dtype=np.int64)
+            owner = self._group_of_relative.take(relative.take(games))
+            act_per_policy(self._group_policies, owner, obs, mask, moving)
             actions = np.zeros(self.num_games, dtype=np.int64)  # standing games ignore theirs
-            for policy, seats in self._policy_groups:
-                if len(seats) == players - 1:
-                    actions[games] = call_policy(policy, obs, mask)
-                    continue
-                chosen = np.flatnonzero(np.isin(relative[games], seats))
-                if len(chosen):
-                    actions[games[chosen]] = call_policy(policy, obs[chosen], mask[chosen])
+            actions[games] = moving
             scores_before = self.core.scores.copy()
             result = self.core.step(actions, active)
             self._score(result, scores_before, decided, step)

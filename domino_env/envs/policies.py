@@ -15,7 +15,7 @@ same way as the two policies here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -23,6 +23,40 @@ from domino_env.engine import kernels
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``policy(obs (B, obs_size) int16, mask (B, num_actions) bool) -> (B,) int actions``."""
+
+
+def call_policy(policy: Policy, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Run a policy and check that it kept the contract (legality is checked when played)."""
+    actions = np.asarray(policy(obs, mask))
+    if actions.shape != (len(obs),) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(
+            f"a policy must return ({len(obs)},) integer actions, got {actions.dtype} {actions.shape}"
+        )
+    return actions
+
+
+def act_per_policy(
+    policies: Sequence[Policy],
+    owner: np.ndarray,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    actions: np.ndarray,
+    call: Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> None:
+    """Each policy acts on its own rows in one batched call: the loop every multi-policy caller runs.
+
+    ``actions[k]`` of each row with ``owner[k] == i`` comes from ``policies[i]``; rows owned by
+    -1 keep their action. ``call(i, rows, obs[rows], mask[rows])``, when given, replaces the
+    plain checked call (the arena times each policy and shows a cheating one the hidden state
+    first).
+    """
+    for index, policy in enumerate(policies):
+        rows = np.flatnonzero(owner == index)
+        if len(rows):
+            if call is None:
+                actions[rows] = call_policy(policy, obs[rows], mask[rows])
+            else:
+                actions[rows] = call(index, rows, obs[rows], mask[rows])
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -9,7 +9,7 @@ seconds, through one timing loop (``_timed``), and gives a ``Measurement``:
 * ``reference``: the readable one-game engine ``reference.Round``; moves per second.
 * ``openspiel``: OpenSpiel's ``python_block_dominoes`` (2p block only, when installed);
   legal actions and observation tensor every move; moves per second.
-* ``game``: ``Game``, the fast one-game engine, round episodes; moves per second.
+* ``game``: ``Game``, one game on the compiled kernels, round episodes; moves per second.
 * ``aec`` / ``aec-raw``: the PettingZoo env through ``env()`` or ``raw_env``, observation
   fetched by ``last()`` before every step; agent steps (``step`` calls with an action; the
   ``step(None)`` calls of terminated agents are played but not counted) per second.
