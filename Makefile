@@ -15,6 +15,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,train,sb3,docs,web]'
 	touch $(STAMP)
 
+# A second venv with the ray extra: RLlib pins gymnasium 1.2.2, so the suite runs on both
+# gymnasium releases (the Ray tests skip in .venv).
+RAY_VENV  := .venv-ray
+RAY_STAMP := $(RAY_VENV)/.installed-stamp
+$(RAY_STAMP): pyproject.toml
+	test -x $(RAY_VENV)/bin/python || $(PYTHON) -m venv $(RAY_VENV)
+	$(RAY_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RAY_VENV)/bin/python -m pip install --quiet torch==2.13.0 || echo "note: no local CPU torch wheel; pip picks a build"
+	$(RAY_VENV)/bin/python -m pip install --quiet -e '.[dev,train,sb3,docs,ray]'
+	touch $(RAY_STAMP)
+
 ## The main job: train a small agent with the default config (ARGS="key=value ...");
 ## a second `make train` continues the run from its last checkpoint.
 train: $(STAMP)
@@ -25,11 +36,13 @@ train: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m domino_env demo --preset block --players 2 --seed 7
 
-## Lint, format check and the test suite (what CI runs).
-test: $(STAMP)
+## Lint, format check and the test suite (what CI runs): in .venv (the newest gymnasium), then in
+## .venv-ray (Ray, gymnasium 1.2.2).
+test: $(STAMP) $(RAY_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -n 2
+	$(RAY_VENV)/bin/python -m pytest -q -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -56,4 +69,4 @@ docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs serve
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(RAY_VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -342,9 +342,13 @@ def test_solo_env_misuse_is_consistent_with_the_aec_env() -> None:
         with pytest.raises(ValueError, match=r"is not an action: actions are integers 0\.\.55"):
             solo.step(action)
         assert (solo.action_masks() == info["action_mask"].astype(bool)).all()
-    with pytest.raises(IllegalMoveError, match=r"outside 0\.\.55"):
-        solo.step(np.int64(56))
     solo.step(np.int64(np.flatnonzero(info["action_mask"])[0]))
+    strict = DominoSoloEnv("block", 2, illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match=r"outside 0\.\.55"):
+        strict.step(np.int64(56))
+    _, reward, terminated, _, info = solo.step(np.int64(56))  # the default: out of range loses, as in env()
+    assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
 
 
 # -- fuzzing record replay ----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ for single ones (spaces, dtypes, reset/step determinism) are written out here.
 
 from __future__ import annotations
 
+import gymnasium
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -121,6 +122,9 @@ def test_same_step_autoreset_returns_the_next_episode_and_the_final_observation(
     assert ended > n
 
 
+@pytest.mark.skipif(
+    gymnasium.__version__ < "1.3", reason="Gymnasium 1.2.2's wrapper miscounts SAME_STEP: use next_step there"
+)
 def test_episode_statistics_of_gymnasiums_wrapper_match_the_final_info():
     """Gymnasium's RecordEpisodeStatistics reads SAME_STEP as we declare it."""
     envs = RecordEpisodeStatistics(DominoVectorEnv(32, "all_fives", 2))
@@ -133,6 +137,32 @@ def test_episode_statistics_of_gymnasiums_wrapper_match_the_final_info():
             assert np.allclose(infos["episode"]["r"][terminated], infos["final_info"]["points"][terminated])
             checked += terminated.sum()
     assert checked > 20
+
+
+@pytest.mark.parametrize("reward", ["points", "win"])
+def test_next_step_autoreset_gives_gymnasiums_wrapper_the_right_returns(reward):
+    """With autoreset_mode="next_step" the wrapper is right on every Gymnasium (1.2.2 included)."""
+    envs = RecordEpisodeStatistics(
+        DominoVectorEnv(32, "all_fives", 2, reward=reward, autoreset_mode="next_step")
+    )
+    assert envs.unwrapped.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    envs.reset(seed=3)
+    rng = np.random.default_rng(3)
+    returns, restarting, checked = np.zeros(32), np.zeros(32, dtype=bool), 0
+    for _ in range(80):
+        _, rewards, terminated, _, infos = envs.step(random_actions(envs.unwrapped, rng))
+        assert not rewards[restarting].any() and not terminated[restarting].any()
+        returns += rewards
+        if terminated.any():
+            expected = infos["points"] if reward == "points" else infos["outcome"]
+            assert np.allclose(infos["episode"]["r"][terminated], expected[terminated])
+            assert np.allclose(returns[terminated], expected[terminated])
+            returns[terminated] = 0.0
+            checked += terminated.sum()
+        restarting = terminated
+    assert checked > 20
+    with pytest.raises(ValueError, match="autoreset_mode must be one of 'same_step', 'next_step'; got 'so"):
+        DominoVectorEnv(2, autoreset_mode="sometimes")
 
 
 def test_win_rewards_are_the_outcomes_at_episode_ends():

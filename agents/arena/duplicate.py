@@ -186,9 +186,15 @@ def play(
                 game_quota[chunk], deals, openers, mode, seed + start, progress, watch,
             )
         )  # fmt: skip
-    rows = (np.concatenate([getattr(p, f) for p in parts]) for f in ("table", "deal", "points", "winner"))
+    table, deal, points, winner = (
+        np.concatenate([getattr(p, f) for p in parts]) for f in ("table", "deal", "points", "winner")
+    )
+    order = np.lexsort((deal, table))  # rows by table, then deal: the same sums however games finish
     saved = [game for p in parts for game in p.saved]
-    return Played(*rows, sum(p.seconds for p in parts), sum(p.moves for p in parts), saved)
+    return Played(
+        table[order], deal[order], points[order], winner[order],
+        sum(p.seconds for p in parts), sum(p.moves for p in parts), saved,
+    )  # fmt: skip
 
 
 def _play_batch(

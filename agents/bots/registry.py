@@ -59,7 +59,8 @@ SHIPPED_AGENTS = tuple(sorted(path.stem for path in SHIPPED_DIR.glob("*.pt")))
 
 CheckpointLoader = Callable[[Path, Rules | None, int], Bot]
 CHECKPOINT_LOADERS: dict[str, CheckpointLoader] = {}
-"""Suffix (``".pt"``) -> ``loader(path, rules, seed) -> Bot`` (rules None: the checkpoint's own)."""
+"""Suffix -> ``loader(path, rules, seed) -> Bot`` (rules None: the checkpoint's own); a registered ``".pt"``
+loader replaces the built-in one (``agents.training.checkpoint.load_for_arena``)."""
 
 
 def make_bot(name: str, rules: Rules, seed: int | None = None, **options: Any) -> Bot:
@@ -87,10 +88,11 @@ def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, 
         return make_bot(spec, rules, seed=seed, **options)
     path = checkpoint_path(spec)
     if path.suffix == ".pt" and ".pt" not in CHECKPOINT_LOADERS:
-        try:
-            import agents.training.checkpoint  # noqa: F401  (registers the ".pt" loader; needs torch)
+        try:  # imported here, one way only: the training code needs torch, the registry does not
+            from agents.training.checkpoint import load_for_arena
         except ImportError as error:
             raise ValueError(f"loading {path.name!r} needs PyTorch: {error}") from error
+        return load_for_arena(path, rules, 0 if seed is None else seed)
     for suffix, loader in CHECKPOINT_LOADERS.items():
         if path.name.endswith(suffix):
             return loader(path, rules, 0 if seed is None else seed)

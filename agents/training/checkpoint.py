@@ -26,9 +26,9 @@ file and the field, never a ``KeyError`` or a torch traceback later on.
 Writes go to a temporary file in the same folder, fsynced, then ``os.replace``:
 a crash leaves the previous checkpoint, never half a file under its name.
 
-Importing this module registers the ``".pt"`` loader with
-``agents.bots.registry.register_checkpoint_loader``: ``load_policy("runs/x/checkpoints/best.pt", rules)``
-then returns a ``CheckpointPolicy``, which the arena and ``scripts/evaluate.py`` run
+``agents.load_policy("runs/x/checkpoints/best.pt")`` loads ``.pt`` files with ``load_for_arena``
+(importing this module only then: it needs torch) and returns a ``CheckpointPolicy``, which the
+arena and ``scripts/evaluate.py`` run
 like any bot. It is greedy (the most probable legal action: deterministic, what
 an evaluation wants); ``CheckpointPolicy(..., greedy=False)`` samples from the
 policy with its own seeded generator instead.
@@ -48,7 +48,6 @@ from typing import Any, NoReturn
 import numpy as np
 import torch
 
-from agents.bots.registry import register_checkpoint_loader
 from agents.training.network import ActorCritic, resolve_device
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
@@ -427,8 +426,6 @@ class CheckpointPolicy(NetworkPolicy):
         super().__init__(Path(path).stem, model, greedy, torch.Generator(device=where).manual_seed(seed))
 
 
-def _load_for_arena(path: Path, rules: Rules | None, seed: int) -> CheckpointPolicy:
+def load_for_arena(path: Path, rules: Rules | None, seed: int) -> CheckpointPolicy:
+    """The ``.pt`` loader of ``agents.load_policy``: a greedy policy (``rules`` None: the checkpoint's)."""
     return CheckpointPolicy(path, rules, seed=seed)
-
-
-register_checkpoint_loader(".pt", _load_for_arena)

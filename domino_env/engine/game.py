@@ -97,9 +97,11 @@ class Game:
             np.full(1, -1, dtype=np.int8),
         )
         self._final = np.zeros((1, sides), dtype=np.int32)
+        self._shown_mask = np.zeros((1, self.num_actions), dtype=np.int8)
         self._play = compiled(
-            kernels.place_and_advance, r, s, self._row, self._action, self._end, self._fives, self._placer
-        )
+            kernels.play_and_show, r, s, self._row, self._action, self._end, self._fives, self._placer,
+            self._seat, self._obs, self._shown_mask,
+        )  # fmt: skip
         self._observe = compiled(kernels.observe, r, s, self._row, self._seat, self._obs)
         self._finish = compiled(
             kernels.finish_rounds, r, s, self._row, self._placer, self._end, self._out, self._first,
@@ -108,6 +110,8 @@ class Game:
         self._to_move_at = observation_fields(rules)["to_move"].start
         self._no_actions = np.zeros(self.num_actions, dtype=np.int8)
         self._legal_bits = core.legal_bits[0]
+        self._legal_bytes = core.legal_bits[0].view(np.uint8).reshape(self.num_ends, 8)
+        """Views of the kernels' legal sets of this game (updated in place by every step)."""
         self._begin_episode(None, None)
 
     # -- starting episodes ---------------------------------------------------------
@@ -211,12 +215,13 @@ class Game:
         self._actions: list[int] = []
         self.opening: tuple[int, int] | None = None
         self._legal: tuple[int, ...] | None = None
+        self._mask: np.ndarray | None = None
+        self._shown = -1
+        """The seat whose observation ``self._obs`` holds for the current position (-1: none)."""
+        self.to_play: int | None = int(self.core.to_play[0])
+        """The seat to move; None once the episode is over."""
 
     # -- state -------------------------------------------------------------------------
-    @property
-    def to_play(self) -> int | None:
-        return None if self.over else int(self.core.to_play[0])
-
     @property
     def opener(self) -> int:
         return int(self.core.opener[0])
@@ -269,9 +274,13 @@ class Game:
 
     def legal_mask(self) -> np.ndarray:
         """int8 mask over the ``num_actions`` actions (1 = legal), a new array."""
-        mask = self._no_actions.copy()
-        mask[list(self.legal_actions())] = 1
-        return mask
+        if self._mask is None:
+            if self.over:
+                self._mask = self._no_actions
+            else:
+                bits = np.unpackbits(self._legal_bytes, axis=1, count=NUM_TILES, bitorder="little")
+                self._mask = bits.reshape(-1).view(np.int8)
+        return self._mask.copy()
 
     def legal_moves(self) -> list[str]:
         """Legal moves in record notation (``"6-3:left"``; bare ``"6-3"`` opens), in action order."""
@@ -279,8 +288,10 @@ class Game:
 
     def observation(self, seat: int) -> np.ndarray:
         """What ``seat`` may know, int16 (layout of ``Round.observation``), a new array."""
-        self._seat[0] = seat
-        self._observe(self.core.kernel_rules, self.core.kernel_state, self._row, self._seat, self._obs)
+        if seat != self._shown:
+            self._seat[0] = seat
+            self._observe(self.core.kernel_rules, self.core.kernel_state, self._row, self._seat, self._obs)
+            self._shown = seat
         obs = self._obs[0].copy()
         if self.over:
             obs[self._to_move_at] = -1  # nobody is to move
@@ -331,24 +342,27 @@ class Game:
             action = operator.index(action)
         except TypeError:
             raise self._illegal(f"action {action!r}") from None
-        if action not in self.legal_actions():
+        if not (
+            0 <= action < self.num_actions
+            and int(self._legal_bits[action // NUM_TILES]) >> action % NUM_TILES & 1
+        ):
             raise self._illegal(self._describe(action))
         if not self._actions:
             self.opening = (int(HIGH[action]), int(LOW[action]))
         self._action[0] = action
         core = self.core
         self._play(
-            core.kernel_rules,
-            core.kernel_state,
-            self._row,
-            self._action,
-            self._end,
-            self._fives,
-            self._placer,
-        )
+            core.kernel_rules, core.kernel_state, self._row, self._action, self._end, self._fives,
+            self._placer, self._seat, self._obs, self._shown_mask,
+        )  # fmt: skip
         self._actions.append(action)
         self._legal = None
-        return None if self._end[0] == 0 else self._round_over()
+        if self._end[0] == 0:  # the kernel showed the next seat to move its position
+            self.to_play = self._shown = int(self._seat[0])
+            self._mask = self._shown_mask[0]
+            return None
+        self._shown, self._mask = -1, None
+        return self._round_over()
 
     def play_move(self, move: str) -> RoundResult | None:
         """Play a move in record notation (``"3-6"`` opens with the 3 on the left)."""
@@ -371,7 +385,8 @@ class Game:
         if halves[0] < halves[1] and result is None:
             kernels.open_low_left(self.core.kernel_rules, self.core.kernel_state, self._row)
             self.opening = (halves[0], halves[1])
-            self._legal = None
+            self._legal = self._mask = None
+            self._shown = -1
         return result
 
     def _round_over(self) -> RoundResult:
@@ -396,7 +411,8 @@ class Game:
         self.results.append(result)
         if self.episode == "round" or game_over:
             self.over = True
-            self._legal = ()
+            self.to_play = None
+            self._legal, self._mask = (), None
             self._final[0] = out.scores[0]
             kernels.keep_final_scores(core.kernel_rules, core.kernel_state, self._row, self._final)
         else:

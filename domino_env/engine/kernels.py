@@ -650,3 +650,24 @@ def observe(r, s, games, seats, out) -> None:
         for k in range(p):
             out[i, hand_at + k] = popcount(s.hands[g, (seat + k) % p])
         out[i, hand_at + p] = (s.to_play[g] - seat) % p
+
+
+@kernel
+def play_and_show(r, s, rows, actions, end_code, fives_out, placer, seats, obs, mask) -> None:
+    """``place_and_advance``, then, where the round goes on, what the next seat to move sees.
+
+    ``seats[i]``, ``obs[i]`` and ``mask[i]`` get the seat to move, its observation and its legal
+    mask (int8): the one-game path asks for exactly these after every move, and one compiled
+    call per move is what makes a single game fast.
+    """
+    place_and_advance(r, s, rows, actions, end_code, fives_out, placer)
+    for i in range(len(rows)):
+        if end_code[i] != 0:
+            continue
+        g = rows[i]
+        seats[i] = s.to_play[g]
+        for e in range(r.num_ends):
+            bits = s.legal_bits[g, e]
+            for tile in range(NUM_TILES):
+                mask[i, e * NUM_TILES + tile] = (bits >> tile) & 1
+    observe(r, s, rows, seats, obs)

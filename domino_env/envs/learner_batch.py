@@ -121,24 +121,30 @@ class LearnerBatch:
         return np.full(count, self.learner_seat, dtype=np.int64)
 
     # -- stepping -------------------------------------------------------------------
-    def step(self, actions: np.ndarray) -> LearnerStep:
-        """Play the learner's action in every game, then the opponents until it is to move again."""
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> LearnerStep:
+        """Play the learner's action in every game, then the opponents until it is to move again.
+
+        ``active`` (bool, (N,)): only those games move; the others stand still, their actions
+        ignored, and keep the reward they are owed for their next step (the vector env's
+        next-step autoreset holds a game back for one step this way).
+        """
         if self._obs is None:  # checked first: the core must not move before the episodes exist
             raise RuntimeError("call reset() before step()")
         n = self.num_games
         scores_before = self.core.scores.copy()
-        result = self.core.step(actions)  # checks every action before changing anything
+        result = self.core.step(actions, active)  # checks every action before changing anything
+        owed = self._pending if active is None else np.where(active, self._pending, 0.0)
         step = LearnerStep(  # filled in as the opponents play; obs and mask are set last
             obs=self._obs,
             mask=np.zeros(0, dtype=bool),
-            reward=self._pending,
+            reward=owed,
             done=np.zeros(n, dtype=bool),
             final_obs=np.zeros_like(self._obs),
             outcome=np.zeros(n, dtype=np.int8),
             points=np.zeros(n),
             final_seat=np.zeros(n, dtype=np.int64),
         )
-        self._pending = np.zeros(n)
+        self._pending = self._pending - owed
         self._score(result, scores_before, decided=np.ones(n, dtype=bool), step=step)
         self._run_opponents(decided=~step.done, step=step)
         step.final_obs[step.done] = self._obs[step.done]

@@ -7,7 +7,7 @@ episodes of ``DominoSoloEnv`` (``domino_env.envs.learner`` defines them for both
 each a single batched call per policy, until every game waits for its learner
 again. There is no Python loop over games.
 
-**Autoreset: SAME_STEP** (``metadata["autoreset_mode"]``). The core starts a new
+**Autoreset: SAME_STEP** by default (``metadata["autoreset_mode"]``). The core starts a new
 round inside the step that ends one, so a sub-environment whose episode ends
 returns ``terminated=True`` together with the first observation of its next
 episode. As Gymnasium specifies for that mode, ``infos["final_obs"]`` (an object
@@ -20,7 +20,17 @@ episode's info: ``action_mask`` (all zero), ``learner_seat``, ``outcome``
 ``"_final_info"`` flag the sub-environments concerned. Episodes never truncate.
 
 Every step's ``infos`` has ``action_mask`` (int8, (num_envs, num_actions)) and
-``learner_seat``; ``action_masks()`` gives the bool mask. ``step`` takes an integer
+``learner_seat``; ``action_masks()`` gives the bool mask.
+
+**Autoreset: NEXT_STEP** with ``autoreset_mode="next_step"`` (or
+``AutoresetMode.NEXT_STEP``): a sub-environment whose episode ends returns
+``terminated=True`` with the episode's last observation and, in ``infos``, its
+``outcome`` and ``points`` (flagged by ``_outcome`` / ``_points``); on the next
+``step`` its action is ignored and it returns the first observation of its next
+episode with reward 0. Gymnasium 1.2.2's vector ``RecordEpisodeStatistics`` counts
+returns correctly only in this mode (it miscounts same-step autoreset; later releases
+read both). The mask of a sub-environment that just terminated is already its next
+episode's, so samplers and masked policies always find a legal action. ``step`` takes an integer
 array of shape (num_envs,) (ValueError otherwise; an illegal action raises
 ``IllegalMoveError``), and raises RuntimeError before the first ``reset``; none of
 these errors changes any game. Create it with::
@@ -48,6 +58,14 @@ from domino_env.envs.learner_batch import LearnerBatch, LearnerStep
 from domino_env.envs.policies import Policy
 from domino_env.envs.spaces import LegalActionsBatch, observation_space
 
+AUTORESET_MODES: dict[Any, AutoresetMode] = {
+    "same_step": AutoresetMode.SAME_STEP,
+    "next_step": AutoresetMode.NEXT_STEP,
+    AutoresetMode.SAME_STEP: AutoresetMode.SAME_STEP,
+    AutoresetMode.NEXT_STEP: AutoresetMode.NEXT_STEP,
+}
+"""The autoreset modes offered, by name or as Gymnasium's enum."""
+
 
 class DominoVectorEnv(VectorEnv):
     """``num_envs`` games with the learner at one seat in each. See the module docstring."""
@@ -63,8 +81,13 @@ class DominoVectorEnv(VectorEnv):
         reward: Reward = "points",
         learner_seat: LearnerSeat = 0,
         opponents: Policy | Sequence[Policy] | None = None,
+        autoreset_mode: AutoresetMode | str = "same_step",
         **rule_overrides: Any,
     ) -> None:
+        if autoreset_mode not in AUTORESET_MODES:
+            choices = ", ".join(repr(name) for name in AUTORESET_MODES if isinstance(name, str))
+            raise ValueError(f"autoreset_mode must be one of {choices}; got {autoreset_mode!r}")
+        self.metadata = {**self.metadata, "autoreset_mode": AUTORESET_MODES[autoreset_mode]}
         self.rules = Rules.preset(preset, players, **rule_overrides)
         self.num_envs = num_envs
         self._batch = LearnerBatch(
@@ -81,6 +104,8 @@ class DominoVectorEnv(VectorEnv):
         self.action_space = LegalActionsBatch(self.rules.num_actions, num_envs, self.action_masks)
         self._mask = np.zeros((num_envs, self.rules.num_actions), dtype=bool)
         self._everywhere = np.ones(num_envs, dtype=bool)
+        self._restarting = np.zeros(num_envs, dtype=bool)
+        """NEXT_STEP: sub-environments whose episode ended on the last step (their next step resets)."""
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -90,12 +115,15 @@ class DominoVectorEnv(VectorEnv):
         if options:
             raise ValueError(f"unknown reset options {sorted(options)}; DominoVectorEnv takes none")
         obs, self._mask = self._batch.reset(seed=seed)
+        self._restarting[:] = False
         return obs, self._infos()
 
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Every learner moves; opponents play until each game waits for its learner again."""
+        if self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP:
+            return self._step_next(np.asarray(actions))
         result = self._batch.step(np.asarray(actions))
         self._mask = result.mask
         infos = self._infos()
@@ -106,6 +134,26 @@ class DominoVectorEnv(VectorEnv):
             infos["_final_info"] = result.done.copy()
         truncated = np.zeros(self.num_envs, dtype=bool)
         return result.obs, result.reward, result.done, truncated, infos
+
+    def _step_next(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """NEXT_STEP: games that ended last step stand still (they show their new episode now)."""
+        restarting = self._restarting
+        result = self._batch.step(actions, None if not restarting.any() else ~restarting)
+        self._mask = result.mask
+        done = result.done
+        infos = self._infos()
+        obs = result.obs
+        if done.any():
+            obs = obs.copy()
+            obs[done] = result.final_obs[done]
+            final = _final_info(result)
+            for key in ("outcome", "points"):
+                infos[key], infos[f"_{key}"] = final[key], final[f"_{key}"]
+            infos["learner_seat"][done] = result.final_seat[done]
+        self._restarting = done.copy()
+        return obs, result.reward, done, np.zeros(self.num_envs, dtype=bool), infos
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, num_actions) bool legal actions of every learner now."""
