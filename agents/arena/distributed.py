@@ -34,8 +34,15 @@ import numpy as np
 
 from agents.arena.config import ArenaConfig, ConfigError, RayConfig
 from agents.arena.duplicate import Mode, Played, duplicate_deals, play, rotations
-from agents.arena.stats import pair_result, policy_results, ratings, seated
-from agents.arena.tournament import ArenaResult, Progress, display_names, schedule_pairs, seatings
+from agents.arena.stats import seated
+from agents.arena.tournament import (
+    ArenaResult,
+    Progress,
+    arena_result,
+    display_names,
+    schedule_pairs,
+    seatings,
+)
 from agents.bots.registry import load_policy
 
 SHARDS_PER_WORKER = 4
@@ -175,26 +182,4 @@ def _run(ray: ModuleType, config: ArenaConfig, progress: Progress | None) -> Are
     if config.matches:
         match_played, match_seconds = run("match", config.matches, config.seed + 1)
         matches = seated(rules, match_played, tables, table_pair)
-    rated = ratings(names, rounds, pairs, config.deals, config.seed)
-    return ArenaResult(
-        preset=rules.name,
-        players=rules.players,
-        format=config.format,
-        deals=config.deals,
-        matches=config.matches,
-        seed=config.seed,
-        pairs=[
-            pair_result(names, rounds, matches, index, a, b, config.deals)
-            for index, (a, b) in enumerate(pairs)
-        ],
-        policies=policy_results(
-            names, rounds, matches, rated, 1000 * played.seconds / np.maximum(played.moves, 1)
-        ),
-        rounds=len(played.deal),
-        seconds=seconds,
-        match_seconds=match_seconds,
-        games=[
-            {"record": game.record, "seats": [names[i] for i in tables[game.table]], "deal": game.deal}
-            for game in played.saved
-        ],
-    )
+    return arena_result(config, rules, names, pairs, tables, played, rounds, matches, seconds, match_seconds)

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from agents.arena.config import ArenaConfig, ConfigError
-from agents.arena.duplicate import Mode, duplicate_deals, play, rotations
-from agents.arena.stats import PairResult, PolicyResult, pair_result, policy_results, ratings, seated
+from agents.arena.duplicate import Mode, Played, duplicate_deals, play, rotations
+from agents.arena.stats import PairResult, PolicyResult, Seated, pair_result, policy_results, ratings, seated
 from agents.bots.registry import Bot, load_policy
 from domino_env.engine.rules import Rules
 
@@ -97,29 +97,7 @@ def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaRes
     matches, match_seconds = None, 0.0
     if config.matches:
         matches, match_seconds, _ = run("match", config.matches, config.seed + 1)
-    pair_results = [
-        pair_result(names, rounds, matches, index, a, b, config.deals) for index, (a, b) in enumerate(pairs)
-    ]
-    rated = ratings(names, rounds, pairs, config.deals, config.seed)
-    return ArenaResult(
-        preset=rules.name,
-        players=rules.players,
-        format=config.format,
-        deals=config.deals,
-        matches=config.matches,
-        seed=config.seed,
-        pairs=pair_results,
-        policies=policy_results(
-            names, rounds, matches, rated, 1000 * played.seconds / np.maximum(played.moves, 1)
-        ),
-        rounds=len(played.deal),
-        seconds=seconds,
-        match_seconds=match_seconds,
-        games=[
-            {"record": game.record, "seats": [names[i] for i in tables[game.table]], "deal": game.deal}
-            for game in played.saved
-        ],
-    )
+    return arena_result(config, rules, names, pairs, tables, played, rounds, matches, seconds, match_seconds)
 
 
 def display_names(specs: list[str]) -> list[str]:
@@ -138,3 +116,41 @@ def _build_policies(config: ArenaConfig, rules: Rules) -> list[Bot]:
         except (TypeError, ValueError) as error:
             raise ConfigError(f"{spec}: {error}") from None
     return policies
+
+
+def arena_result(
+    config: ArenaConfig,
+    rules: Rules,
+    names: list[str],
+    pairs: list[tuple[int, int]],
+    tables: np.ndarray,
+    played: Played,
+    rounds: Seated,
+    matches: Seated | None,
+    seconds: float,
+    match_seconds: float,
+) -> ArenaResult:
+    """The ``ArenaResult`` of a run from what it played: one assembly for local and sharded runs."""
+    rated = ratings(names, rounds, pairs, config.deals, config.seed)
+    return ArenaResult(
+        preset=rules.name,
+        players=rules.players,
+        format=config.format,
+        deals=config.deals,
+        matches=config.matches,
+        seed=config.seed,
+        pairs=[
+            pair_result(names, rounds, matches, index, a, b, config.deals)
+            for index, (a, b) in enumerate(pairs)
+        ],
+        policies=policy_results(
+            names, rounds, matches, rated, 1000 * played.seconds / np.maximum(played.moves, 1)
+        ),
+        rounds=len(played.deal),
+        seconds=seconds,
+        match_seconds=match_seconds,
+        games=[
+            {"record": game.record, "seats": [names[i] for i in tables[game.table]], "deal": game.deal}
+            for game in played.saved
+        ],
+    )
