@@ -28,7 +28,7 @@ import numpy as np
 
 from domino_env.engine import kernels
 from domino_env.engine.actions import action_to_move
-from domino_env.engine.deals import DealSource
+from domino_env.engine.deals import DealSource, PreparedDeals
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.observation import ObservationViews, observation_size
 from domino_env.engine.outcome import Episode, check_episode
@@ -221,7 +221,21 @@ class DominoCore:
 
     def start_rounds(self, games: np.ndarray, first: np.ndarray, winners: np.ndarray | None = None) -> None:
         """Deal and set up a new round in ``games`` (first[i]: first round of its game)."""
-        prepared, deal_rows, opener = self.deal_source.select(games)
+        self.deal_rounds(games, first, winners, *self.deal_source.select(games))
+
+    def deal_rounds(
+        self,
+        games: np.ndarray,
+        first: np.ndarray,
+        winners: np.ndarray | None,
+        prepared: PreparedDeals,
+        deal_rows: np.ndarray,
+        opener: np.ndarray,
+    ) -> None:
+        """Set up a new round in ``games`` from rows ``deal_rows`` of ``prepared`` deals.
+
+        ``start_rounds`` takes them from the deal source; ``Game`` passes an explicit deal.
+        """
         deals = (
             prepared.hands.view(np.int64),
             prepared.deals,

@@ -96,7 +96,6 @@ class Game:
             np.zeros(1, dtype=bool),
             np.full(1, -1, dtype=np.int8),
         )
-        self._final = np.zeros((1, sides), dtype=np.int32)
         self._shown_mask = np.zeros((1, self.num_actions), dtype=np.int8)
         self._play = compiled(
             kernels.play_and_show, r, s, self._row, self._action, self._end, self._fives, self._placer,
@@ -130,10 +129,11 @@ class Game:
                 raise ValueError("opener and scores go with an explicit deal")
             if seed is not None:
                 self.core.reset(seed=seed)  # reseeds, restarts the deal sequence and deals
-                self._begin_episode(None, None)
-            else:
-                self._deal_next(first=True)
-                self._begin_episode(None, None)
+            else:  # a new game from the next random deal, as the batched core starts one
+                self.core.scores[0] = 0
+                self.core.rounds_played[0] = 0
+                self.core.start_rounds(self._row, np.ones(1, dtype=bool))
+            self._begin_episode(None, None)
             return
         # The reference Round validates the deal, the opener and the scores (clear ValueErrors).
         hands, boneyard = deal_to_hands(self.rules, deal)
@@ -168,34 +168,16 @@ class Game:
         for move in moves:
             self.play_move(move)
 
-    def _deal_next(self, first: bool) -> None:
-        """Deal the next random deal (a new game when ``first``), as the batched core does."""
-        if first:
-            self.core.scores[0] = 0
-            self.core.rounds_played[0] = 0
-        self._first[0] = first
-        self.core.start_rounds(self._row, self._first.copy(), self._winner.copy())
-
     def _deal_explicit(self, deal: list[int], opener: int | None, scores: list[int]) -> None:
         """Deal ``deal`` as a game's first round; ``opener`` None: the first-round rule."""
         prepared = prepare_deals(self.rules, np.array([deal], dtype=np.int8), np.zeros(1, dtype=np.intp))
-        seat, forced = prepared.opener, prepared.forced
-        if opener is not None:
-            seat, forced = np.array([opener], dtype=np.intp), np.full(1, -1, dtype=np.intp)
-        core = self.core
-        core.scores[0] = scores
-        core.rounds_played[0] = 0
-        deals = (
-            prepared.hands.view(np.int64),
-            prepared.deals,
-            prepared.draw_prefix.view(np.int64),
-            prepared.own_tiles,
-            forced,
-        )
-        kernels.start_rounds(
-            core.kernel_rules, core.kernel_state, self._row, np.ones(1, dtype=bool),
-            np.full(1, -1, dtype=np.intp), deals, np.zeros(1, dtype=np.intp), seat,
-        )  # fmt: skip
+        if opener is not None:  # a given opener plays freely: no forced first tile
+            prepared = dataclasses.replace(
+                prepared, opener=np.array([opener], dtype=np.intp), forced=np.full(1, -1, dtype=np.intp)
+            )
+        self.core.scores[0] = scores
+        self.core.rounds_played[0] = 0
+        self.core.deal_rounds(self._row, np.ones(1, dtype=bool), None, prepared, self._row, prepared.opener)
         self._begin_episode(opener, scores)
 
     def _begin_episode(self, opener: int | None, scores: list[int] | None) -> None:
@@ -413,10 +395,9 @@ class Game:
             self.over = True
             self.to_play = None
             self._legal, self._mask = (), None
-            self._final[0] = out.scores[0]
-            kernels.keep_final_scores(core.kernel_rules, core.kernel_state, self._row, self._final)
+            kernels.keep_final_scores(core.kernel_rules, core.kernel_state, self._row, out.scores)
         else:
-            core.start_rounds(self._row, self._first.copy(), self._winner.copy())
+            core.start_rounds(self._row, self._first, self._winner)
             self._begin_round(None, None)
         return result
 
