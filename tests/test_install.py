@@ -21,21 +21,13 @@ from pathlib import Path
 import pytest
 
 from domino_env import replay
+from tests.test_records import SEED001  # seed 001's worked example
 
 pytest.importorskip("torch")  # domino-train and the shipped agents
 pytest.importorskip("setuptools", minversion="77")  # the build backend, used without isolation (offline)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "domino_env", "agents")
-RECORD = {
-    "preset": "idrd_draw",
-    "players": 2,
-    "hands": [
-        ["6-6", "3-3", "0-0", "1-0", "2-2", "4-2", "5-4"],
-        ["6-3", "3-1", "5-5", "4-4", "2-1", "5-0", "4-0"],
-    ],
-    "moves": ["6-6", "6-3:right", "3-3", "3-1"],
-}
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +75,9 @@ def test_packages_come_from_the_wheel(installed):
 
 def test_replay_a_file(installed):
     bin_dir, environ, workdir = installed
-    (workdir / "game.json").write_text(json.dumps(RECORD))
+    (workdir / "game.json").write_text(json.dumps(SEED001))
     out = json.loads(_run([str(bin_dir / "domino-replay"), "game.json"], cwd=workdir, env=environ))
-    assert out == replay(RECORD)
+    assert out == replay(SEED001)
 
 
 def test_train_a_shipped_config_by_name(installed):

@@ -144,9 +144,8 @@ class DominoVectorEnv(VectorEnv):
         self._mask = result.mask
         done = result.done
         infos = self._infos()
-        obs = result.obs
+        obs = result.obs  # the batch's own copy: safe to write
         if done.any():
-            obs = obs.copy()
             obs[done] = result.final_obs[done]
             final = _final_info(result)
             for key in ("outcome", "points"):
