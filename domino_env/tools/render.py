@@ -17,23 +17,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from domino_env.engine.reference import Round
+from domino_env.engine.reference import OPENING, Round
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import TILES, tile_name
 
 _CROSS = ("┌{}┐", "├─┤", "└{}┘")
 
 
-def _line_tiles(rnd: Round) -> list[tuple[int, int, str]]:
-    """The main line left to right as (left number, right number, arm name)."""
-    tiles = [(outer, inner, "left") for inner, outer in reversed(rnd.arms.get("left", []))]
+Place = tuple[str, int]
+"""Where a tile lies: (arm, index out from the opening tile), or ("opening", 0)."""
+
+
+def _line_tiles(rnd: Round) -> list[tuple[int, int, Place]]:
+    """The main line left to right as (left number, right number, place)."""
+    left = rnd.arms.get("left", [])
+    tiles = [(outer, inner, ("left", i)) for i, (inner, outer) in reversed(list(enumerate(left)))]
     if rnd.opening is not None:
-        tiles.append((rnd.opening[0], rnd.opening[1], "opening"))
-    tiles += [(inner, outer, "right") for inner, outer in rnd.arms.get("right", [])]
+        tiles.append((rnd.opening[0], rnd.opening[1], (OPENING, 0)))
+    tiles += [(inner, outer, ("right", i)) for i, (inner, outer) in enumerate(rnd.arms.get("right", []))]
     return tiles
 
 
-def _spinner_index(rnd: Round, line: list[tuple[int, int, str]]) -> int | None:
+def _spinner_index(rnd: Round, line: list[tuple[int, int, Place]]) -> int | None:
     """Position of the spinner in the main line (None without a spinner)."""
     if rnd.spinner is None:
         return None
@@ -152,8 +157,8 @@ _GLYPHS = {
 
 
 @dataclass(frozen=True)
-class _Box:
-    """A tile on the table in half-tile units: its rectangle and the number on each half.
+class TableBox:
+    """A tile on the table in half-tile units: its rectangle, the number on each half, its place.
 
     ``halves`` are listed left to right (horizontal tile) or top to bottom (vertical).
     """
@@ -163,32 +168,36 @@ class _Box:
     w: float
     h: float
     halves: tuple[int, int]
+    place: Place
 
 
-def _table_boxes(rnd: Round) -> list[_Box]:
-    """Every tile on the table: the main line along y=0 (doubles upright), spinner arms above/below."""
+def table_boxes(rnd: Round) -> list[TableBox]:
+    """Every tile on the table: the main line along y=0 (doubles upright), spinner arms above/below.
+
+    The one table geometry: ``render_image`` draws it and the web table sends it to the page.
+    """
     line = _line_tiles(rnd)
     boxes, x = [], 0.0
-    for a, b, _ in line:
+    for a, b, place in line:
         if a == b:
-            boxes.append(_Box(x, -1.0, 1.0, 2.0, (a, b)))
+            boxes.append(TableBox(x, -1.0, 1.0, 2.0, (a, b), place))
             x += 1.0 + GAP
         else:
-            boxes.append(_Box(x, -0.5, 2.0, 1.0, (a, b)))
+            boxes.append(TableBox(x, -0.5, 2.0, 1.0, (a, b), place))
             x += 2.0 + GAP
     spinner = _spinner_index(rnd, line)
     if spinner is not None:
         centre = boxes[spinner].x + 0.5
         for arm, direction in (("up", -1.0), ("down", 1.0)):
             y = (-1.0 - GAP) if direction < 0 else (1.0 + GAP)
-            for inner, outer in rnd.arms.get(arm, []):
+            for i, (inner, outer) in enumerate(rnd.arms.get(arm, [])):
                 length = 1.0 if inner == outer else 2.0
                 top = y - length if direction < 0 else y
                 halves = (outer, inner) if direction < 0 else (inner, outer)
                 if inner == outer:
-                    boxes.append(_Box(centre - 1.0, top, 2.0, 1.0, halves))
+                    boxes.append(TableBox(centre - 1.0, top, 2.0, 1.0, halves, (arm, i)))
                 else:
-                    boxes.append(_Box(centre - 0.5, top, 1.0, 2.0, halves))
+                    boxes.append(TableBox(centre - 0.5, top, 1.0, 2.0, halves, (arm, i)))
                 y += direction * (length + GAP)
     return boxes
 
@@ -256,7 +265,7 @@ def _draw_text(image: np.ndarray, x: int, y: int, text: str, colour=TEXT, scale:
 
 def _draw_table(image: np.ndarray, rnd: Round) -> None:
     """The line of play scaled to fit the table area (at most 28 pixels per half tile)."""
-    boxes = _table_boxes(rnd)
+    boxes = table_boxes(rnd)
     if not boxes:
         _draw_text(image, WIDTH // 2 - 70, TABLE_HEIGHT // 2, "EMPTY TABLE", scale=3)
         return

@@ -22,9 +22,9 @@ from domino_env.engine.reference import OPENING, Match, Round, move_name
 from domino_env.engine.rules import END_NAMES, Rules
 from domino_env.engine.tiles import PIPS, tile_name
 from domino_env.envs.policies import Policy
+from domino_env.tools import render
 from domino_env.tools.records import play_moves, replay, round_from_record
 
-GAP = 0.12
 """Space between neighbouring tiles on the table, in half-tile units (as in ``tools.render``)."""
 
 Probabilities = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -44,40 +44,24 @@ def observe(rnd: Round, seat: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def table_boxes(rnd: Round) -> list[dict[str, Any]]:
-    """Every tile on the table in half-tile units: ``x, y, w, h`` and the numbers on its halves
-    (left to right, or top to bottom), the main line along y=0 with doubles crosswise, the
-    spinner's arms above and below it (the layout of ``tools.render``); ``last`` marks the tile
+    """Every tile on the table in half-tile units (``tools.render``'s geometry): ``x, y, w, h``
+    and the numbers on its halves (left to right, or top to bottom); ``last`` marks the tile
     placed last, so a page can show what just happened."""
-    arms = rnd.arms
     last = None
     if rnd.table:
         end = rnd.table[-1].end
-        last = (OPENING, 0) if end == OPENING else (end, len(arms[end]) - 1)
-    line = [(outer, inner, ("left", i)) for i, (inner, outer) in enumerate(arms.get("left", []))][::-1]
-    if rnd.opening is not None:
-        line.append((rnd.opening[0], rnd.opening[1], (OPENING, 0)))
-    line += [(inner, outer, ("right", i)) for i, (inner, outer) in enumerate(arms.get("right", []))]
-    boxes, x, spinner_x = [], 0.0, None
-    for a, b, place in line:
-        if place == rnd.spinner_place:
-            spinner_x = x + 0.5
-        width, height = (1.0, 2.0) if a == b else (2.0, 1.0)
-        boxes.append(_box(x, -height / 2, width, height, (a, b), place == last))
-        x += width + GAP
-    if spinner_x is not None:
-        for arm, direction in (("up", -1.0), ("down", 1.0)):
-            y = (-1.0 - GAP) if direction < 0 else (1.0 + GAP)
-            for i, (inner, outer) in enumerate(arms.get(arm, [])):
-                width, length = (2.0, 1.0) if inner == outer else (1.0, 2.0)
-                top = y - length if direction < 0 else y
-                halves = (outer, inner) if direction < 0 else (inner, outer)
-                boxes.append(_box(spinner_x - width / 2, top, width, length, halves, (arm, i) == last))
-                y += direction * (length + GAP)
-    return boxes
-
-
-def _box(x: float, y: float, w: float, h: float, halves: tuple[int, int], last: bool) -> dict[str, Any]:
-    return {"x": round(x, 3), "y": round(y, 3), "w": w, "h": h, "halves": list(halves), "last": last}
+        last = (OPENING, 0) if end == OPENING else (end, len(rnd.arms[end]) - 1)
+    return [
+        {
+            "x": round(b.x, 3),
+            "y": round(b.y, 3),
+            "w": b.w,
+            "h": b.h,
+            "halves": list(b.halves),
+            "last": b.place == last,
+        }
+        for b in render.table_boxes(rnd)
+    ]
 
 
 def event_text(event: tuple, names: Sequence[str]) -> str:
