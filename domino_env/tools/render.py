@@ -85,7 +85,8 @@ def _vertical(top: int, bottom: int, column: int) -> list[str]:
     return [f"{pad}┌{top}┐", f"{pad}└{bottom}┘"]
 
 
-def _side_names(rules: Rules) -> list[str]:
+def side_names(rules: Rules) -> list[str]:
+    """How pictures, the web table and results name the sides."""
     return ["team 0+2", "team 1+3"] if rules.teams else [f"seat {s}" for s in range(rules.players)]
 
 
@@ -110,12 +111,12 @@ def render_text(rnd: Round, viewer: int | None = None) -> str:
         lines.append(f"{marker} seat {seat} ({len(hand)}): {tiles.strip()}{note}")
     if rules.drawing:
         lines.append(f"boneyard: {len(rnd.boneyard)}")
-    side_names = _side_names(rules)
+    names = side_names(rules)
     lines.append(
-        "scores: " + ", ".join(f"{name} {score}" for name, score in zip(side_names, rnd.scores, strict=True))
+        "scores: " + ", ".join(f"{name} {score}" for name, score in zip(names, rnd.scores, strict=True))
     )
     if rnd.over:
-        winner = "nobody" if rnd.winner is None else side_names[rnd.winner]
+        winner = "nobody" if rnd.winner is None else names[rnd.winner]
         lines.append(f"round over: {rnd.end}, {winner} wins, points {list(rnd.points)}")
     return "\n".join(lines)
 
@@ -289,7 +290,7 @@ def _draw_seats(image: np.ndarray, rnd: Round, viewer: int | None) -> None:
         missing = ",".join(str(n) for n in sorted(rnd.missing[seat]))
         label = f"{'>' if rnd.to_play == seat else ' '} seat {seat}"
         if rules.teams:
-            label += f" {_side_names(rules)[side]}"
+            label += f" {side_names(rules)[side]}"
         _draw_text(image, 8, y + 2, label, colour)
         _draw_text(image, 8, y + 16, f"score {rnd.scores[side]}" + (f" lacks {missing}" if missing else ""))
         x, unit = 280.0, min(16.0, (WIDTH - 290) / (2.2 * max(len(hand), 1)))
@@ -327,7 +328,7 @@ def render_image(rnd: Round, viewer: int | None = None) -> np.ndarray:
     image[TABLE_HEIGHT, :] = INK
     _draw_seats(image, rnd, viewer)
     if rnd.over:
-        names = _side_names(rnd.rules)
+        names = side_names(rnd.rules)
         winner = "nobody" if rnd.winner is None else names[rnd.winner]
         _draw_text(image, 8, HEIGHT - 16, f"round over: {rnd.end}, {winner} wins", HIGHLIGHT)
     return image

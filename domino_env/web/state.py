@@ -31,11 +31,6 @@ Probabilities = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``probabilities(obs (1, size), mask (1, A)) -> (1, A)``: a network's policy over the moves."""
 
 
-def side_names(rules: Rules) -> list[str]:
-    """How results and scores name the sides."""
-    return ["team 0+2", "team 1+3"] if rules.teams else [f"seat {s}" for s in range(rules.players)]
-
-
 def observe(rnd: Round, seat: int) -> tuple[np.ndarray, np.ndarray]:
     """``(obs, mask)`` batches of one row for ``seat``: what a policy is called with."""
     mask = np.zeros((1, rnd.rules.num_actions), dtype=bool)
@@ -82,7 +77,7 @@ def event_text(event: tuple, names: Sequence[str]) -> str:
 
 def result_view(rnd: Round) -> dict[str, Any]:
     """How the round ended, in words: who won, why, and the pip totals left in each side's hands."""
-    rules, sides = rnd.rules, side_names(rnd.rules)
+    rules, sides = rnd.rules, render.side_names(rnd.rules)
     pips = [0] * rules.num_sides
     for seat, hand in enumerate(rnd.hands):
         pips[rules.side_of(seat)] += sum(int(PIPS[t]) for t in hand)
@@ -146,7 +141,7 @@ def round_view(rnd: Round, viewer: int | None, names: Sequence[str]) -> dict[str
         "seats": seats,
         "to_play": rnd.to_play,
         "opener": rnd.opener,
-        "sides": side_names(rules),
+        "sides": render.side_names(rules),
         "scores": list(rnd.scores),
         "log": [event_text(event, names) for event in rnd.events],
         "result": result_view(rnd) if rnd.over else None,
@@ -217,7 +212,7 @@ class PlayGame:
             "target": self.rules.target,
             "rounds": self.match.rounds_played,
             "over": self.match.over,
-            "winner": None if self.match.winner is None else side_names(self.rules)[self.match.winner],
+            "winner": None if self.match.winner is None else render.side_names(self.rules)[self.match.winner],
         }
         return out
 
