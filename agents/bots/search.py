@@ -18,6 +18,10 @@ The value is the rest of the round: match-level considerations (how close the
 target is) are not searched, though the game scores are part of the position
 (they decide muggins blocked rounds and a mid-round target).
 
+With ``exact``, 2-player block rules only (``solver.solvable``), a move is valued by
+playing each sample's rest of the round perfectly for both sides (``solver.solve``)
+instead of by playouts: the search's limit is then the sampling alone.
+
 ``omniscient`` is the same search on the true hidden tiles and draw order, read
 from the arena's core (``cheats = True``): an upper bound, never a fair opponent.
 """
@@ -30,6 +34,7 @@ from agents.bots import heuristic
 from agents.bots.features import Board, Moves
 from agents.bots.positions import load_positions
 from agents.bots.sampler import determinise, pile_order
+from agents.bots.solver import check_solvable, solve
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
 from domino_env.engine.outcome import relative_points
@@ -90,11 +95,17 @@ class PimcBot:
         epsilon: float = 0.0,
         prior: float = 0.5,
         max_games: int = 32768,
+        exact: bool = False,
     ) -> None:
         if samples is None:
             samples = default_samples(rules)
         if samples < 1 or rollouts < 1:
             raise ValueError(f"samples and rollouts must be >= 1, got {samples} and {rollouts}")
+        if exact:
+            check_solvable(rules)
+            if rollouts != 1 or epsilon or rollout_bot != "strong":
+                raise ValueError("exact play has no playouts: leave rollouts, epsilon and rollout_bot unset")
+        self.exact = exact
         self.rules = rules
         self.rng = np.random.default_rng(seed)
         self.samples, self.rollouts, self.epsilon, self.max_games = samples, rollouts, epsilon, max_games
@@ -159,12 +170,30 @@ class PimcBot:
             move = np.repeat(moves, per_move)
             sample = np.tile(np.repeat(np.arange(samples), self.rollouts), len(moves))
             game_row = row[move]
-            outcome = self._playouts(
-                obs[game_row], hands[game_row, sample], orders[game_row, sample], action[move]
-            )
+            finish = self._solved if self.exact else self._playouts
+            outcome = finish(obs[game_row], hands[game_row, sample], orders[game_row, sample], action[move])
             value[moves] = outcome.reshape(len(moves), per_move).mean(axis=1)
         if self.prior is not None:
             value = value + self.prior_weight * self.prior.score(Moves(Board(self.rules, obs), mask))
+        return value
+
+    def _solved(
+        self, obs: np.ndarray, hands: np.ndarray, orders: np.ndarray, first: np.ndarray
+    ) -> np.ndarray:
+        """Play ``first``, then the rest of the round perfectly for both seats; our side's relative points."""
+        core = DominoCore(self.rules, len(first), seed=self.rng, deals=self._dummy_deal)
+        load_positions(core, obs, hands, orders)
+        result = core.step(first)
+        value = relative_points(result.points)[:, 0].astype(np.float64)
+        live = np.flatnonzero(~result.round_over)
+        mover = core.to_play[live]
+        hands_now = core.hands[live]
+        solved = solve(
+            hands_now[np.arange(len(live)), mover],
+            hands_now[np.arange(len(live)), 1 - mover],
+            core.ends[live, :2],
+        )
+        value[live] = np.where(mover == 0, solved, -solved)  # the observer is seat 0
         return value
 
     def _playouts(

@@ -341,7 +341,12 @@ def build_model(payload: dict[str, Any], path: str | Path, rules: Rules | None =
     if trained.name != rules.name:
         raise CheckpointError(f"checkpoint {path}: trained for preset {trained.name!r}, not {rules.name!r}")
     network = payload["config"]["model"]
-    model = ActorCritic(rules, tuple(network["hidden"]), network.get("move_features", False))
+    model = ActorCritic(
+        rules,
+        tuple(network["hidden"]),
+        network.get("move_features", False),
+        network.get("privileged_critic", False),
+    )
     try:
         model.load_state_dict(payload["model"])
     except RuntimeError as error:

@@ -72,6 +72,9 @@ class ModelConfig(ConfigModel):
     """Widths of the shared MLP trunk (``agents.training.network.ActorCritic``)."""
     move_features: bool = True
     """Score moves by their features as well (``agents.training.move_features``): learns far faster."""
+    privileged_critic: bool = False
+    """Give PPO a critic of its own that also sees the other seats' hands (training only: the
+    policy plays from its observation alone): far less noisy advantages (``agents.training.network``)."""
     init: str = ""
     """Start from this trained network (a checkpoint or policy file, or a shipped agent's name such as
     ``block-2p``, of the same rules and widths) instead of random weights: fine-tuning, e.g. a round
@@ -98,6 +101,9 @@ class PPOConfig(ConfigModel):
     vf_coef: Number = Field(0.5, ge=0, le=100)
     """Weight of the value loss."""
     max_grad_norm: Number = Field(0.5, gt=0, le=1e6)
+    critic_warmup: int = Field(0, ge=0, le=1_000_000)
+    """First updates that train the value (or privileged critic) alone, the policy frozen: a new critic
+    learns its values before its advantages move a trained policy (``model.init``, distillation)."""
     """Gradients are clipped to this global norm."""
     norm_adv: bool = True
     """Normalise the advantages per minibatch."""

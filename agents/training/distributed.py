@@ -59,7 +59,7 @@ class RolloutWorker:
 
     def _network(self) -> ActorCritic:
         model = self.config.model
-        return ActorCritic(self.rules, tuple(model.hidden), model.move_features)
+        return ActorCritic(self.rules, tuple(model.hidden), model.move_features, model.privileged_critic)
 
     def collect(self, weights: Weights, past: Weights | None, update: int) -> Rollout:
         """This worker's rollout of ``update`` with the learner's ``weights`` (``past``: the snapshot)."""
@@ -141,7 +141,9 @@ def join_rollouts(parts: list[Rollout]) -> Rollout:
     joined: dict[str, Any] = {}
     for field in dataclasses.fields(Rollout):
         values = [getattr(part, field.name) for part in parts]
-        if field.name == "moves":
+        if values[0] is None:
+            joined[field.name] = None
+        elif field.name == "moves":
             joined["moves"] = None if values[0] is None else _join_moves(parts)
         elif isinstance(values[0], np.ndarray):
             joined[field.name] = np.concatenate(values, axis=1)

@@ -26,6 +26,14 @@ The features come from the observation and the mask alone, so they add no
 information a seat may not have; they are computed in NumPy on every call
 unless the caller passes them (the PPO update stores them with the rollout).
 
+With ``privileged_critic`` the value comes from a critic of its own, an MLP over
+the encoded observation and the hidden tiles (every other seat's hand,
+``hidden_size`` inputs): training only, as in Suphx's oracle guiding and
+DouZero-style perfect-information critics. Knowing the hands, the critic's value
+is far less noisy, and so are the policy's advantages. The policy never reads
+the hidden tiles: ``forward``, ``act`` and ``heads`` take no such input, and the
+critic shares no weights with the policy (``tests/test_privileged.py``).
+
 Illegal actions get the most negative finite logit of the dtype: after the
 softmax their probability is exactly 0 (so they are never sampled nor argmax'ed)
 while log-probabilities and the entropy stay finite (-inf would give 0 * -inf = nan).
@@ -107,14 +115,24 @@ class ObservationEncoder(nn.Module):
         return features.scatter_(1, codes, 1.0)
 
 
+def hidden_size(rules: Rules) -> int:
+    """Inputs of the privileged critic beyond the observation: one bit per tile per other seat."""
+    return (rules.players - 1) * NUM_TILES
+
+
 class ActorCritic(nn.Module):
     """Shared MLP trunk, a policy head (one logit per action) and a value head (the mover's return).
 
     ``move_features``: add the per-move feature term to the logits (module docstring).
+    ``privileged_critic``: add a separate critic that also reads the hidden hands (training only).
     """
 
     def __init__(
-        self, rules: Rules, hidden: tuple[int, ...] = (128, 128), move_features: bool = True
+        self,
+        rules: Rules,
+        hidden: tuple[int, ...] = (128, 128),
+        move_features: bool = True,
+        privileged_critic: bool = False,
     ) -> None:
         super().__init__()
         self.rules = rules
@@ -135,6 +153,23 @@ class ActorCritic(nn.Module):
             self.move_embed = _orthogonal(nn.Linear(NUM_MOVE_FEATURES, MOVE_HIDDEN), 1.0)
             self.move_out = _orthogonal(nn.Linear(MOVE_HIDDEN, 1), 0.01)
         self.value_head = _orthogonal(nn.Linear(width, 1), 1.0)
+        self.critic: nn.Sequential | None = None
+        if privileged_critic:
+            layers, width = [], self.encoder.size + hidden_size(rules)
+            for size in hidden:
+                layers += [_orthogonal(nn.Linear(width, size), 2**0.5), nn.Tanh()]
+                width = size
+            self.critic = nn.Sequential(*layers, _orthogonal(nn.Linear(width, 1), 1.0))
+
+    @property
+    def privileged(self) -> bool:
+        return self.critic is not None
+
+    def critic_value(self, features: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        """(B,) the privileged critic's values from encoded features and (B, ``hidden_size``) hidden tiles."""
+        if self.critic is None:
+            raise ValueError("this network has no privileged critic (model.privileged_critic)")
+        return self.critic(torch.cat([features, hidden.float()], dim=1)).squeeze(1)
 
     def move_inputs(self, obs: torch.Tensor, mask: torch.Tensor) -> MoveInputs | None:
         """The legal moves of these rows with their features, or None when the network does not use them."""
@@ -199,13 +234,17 @@ class ActorCritic(nn.Module):
         mask: torch.Tensor,
         actions: torch.Tensor,
         moves: MoveInputs | None = None,
+        hidden: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(log-probabilities of ``actions``, entropies, values) from encoded features: the PPO update.
 
+        ``hidden``: the hidden tiles, whose privileged critic then gives the values.
         Written out instead of through ``Categorical``: illegal actions have
         probability 0 and a finite log-probability, so ``p * log p`` is 0 there.
         """
         logits, values = self.heads(features, mask, moves)
+        if hidden is not None:
+            values = self.critic_value(features, hidden)
         log_probs = logits.log_softmax(dim=1)
         entropy = -(log_probs.exp() * log_probs).sum(dim=1)
         return log_probs.gather(1, actions[:, None]).squeeze(1), entropy, values

@@ -14,6 +14,11 @@ value of that seat's observation at the end of the rollout.
 ``compute_advantages`` then runs GAE backwards along those links: the discount
 counts a seat's own decisions, not table steps.
 
+With a privileged critic (``ActorCritic.critic``) the rollout also keeps, per
+decision, the hidden tiles the critic reads (``hidden_tiles``: the other seats'
+hands), and its values replace the value head's; the moves are still sampled
+from the observation alone.
+
 Games can also seat opponents (bots, snapshots): in those the learner plays
 only some seats, and only its decisions are recorded (``valid``).
 """
@@ -30,8 +35,10 @@ from torch import nn
 
 from agents.training.config import PPOConfig
 from agents.training.move_features import MoveInputs
-from agents.training.network import ActorCritic
+from agents.training.network import ActorCritic, hidden_size
+from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
+from domino_env.engine.tiles import NUM_TILES
 from domino_env.envs.learner import outcome
 from domino_env.envs.policies import Policy, act_per_policy
 from domino_env.envs.selfplay import SelfPlay
@@ -72,6 +79,18 @@ class Rollout:
     """Per opponent name ("self": pure self-play): the learner seat's unscaled return per finished episode."""
     episode_lengths: list[int] = field(default_factory=list)
     """The learner seat's decisions per finished episode (every opponent's games, in one list)."""
+    hidden: np.ndarray | None = None
+    """(T, N, ``hidden_size``) uint8: the hidden tiles at each decision (privileged critic only)."""
+
+
+def hidden_tiles(core: DominoCore, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """(B, (P - 1) * 28) uint8: the hands of the other seats (relative seats 1..P-1) of ``seats[i]``
+    in game ``games[i]``, one bit per tile: what the privileged critic reads, never the policy."""
+    p = core.players
+    others = (seats[:, None] + np.arange(1, p)) % p
+    hands = core.hands[games[:, None], others]
+    bits = (hands[:, :, None] >> np.arange(NUM_TILES, dtype=np.uint64)) & np.uint64(1)
+    return bits.astype(np.uint8).reshape(len(games), -1)
 
 
 @dataclass
@@ -133,6 +152,7 @@ def collect_rollout(
     next_index = np.full((steps, n), -1, dtype=np.int64)
     valid = np.zeros((steps, n), dtype=bool)
     moves: list[MoveInputs] | None = [] if model.uses_move_features else None
+    hidden = np.zeros((steps, n, hidden_size(play.rules)), dtype=np.uint8) if model.privileged else None
     last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
     episode_return = np.zeros((n, p))
     episode_length = np.zeros((n, p), dtype=np.int64)
@@ -155,6 +175,10 @@ def collect_rollout(
                 moves.append(row_moves)
             with torch.no_grad():
                 chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
+                if hidden is not None:  # after the move is chosen: the critic's value replaces the head's
+                    hidden[t, rows] = hidden_tiles(play.core, rows, state.seat[rows])
+                    row_hidden = torch.from_numpy(hidden[t, rows]).to(device)
+                    value = model.critic_value(model.encoder(row_obs), row_hidden)
             step_actions[rows] = chosen.cpu().numpy()
             obs[t, rows], mask[t, rows], actions[t, rows] = (
                 state.obs[rows],
@@ -193,12 +217,17 @@ def collect_rollout(
     game, seat = np.nonzero(last >= 0)
     if len(game):
         end_obs = play.core.observe(seats=seat, games=game)
+        end_obs_t = torch.from_numpy(end_obs).to(device)
         with torch.no_grad():
-            end_values = model.value(torch.from_numpy(end_obs).to(device))
+            if hidden is None:
+                end_values = model.value(end_obs_t)
+            else:
+                end_hidden = torch.from_numpy(hidden_tiles(play.core, game, seat)).to(device)
+                end_values = model.critic_value(model.encoder(end_obs_t), end_hidden)
         bootstrap[last[game, seat], game] = end_values.cpu().numpy()
     return Rollout(
         obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, moves,
-        episode_returns=returns, episode_lengths=lengths,
+        episode_returns=returns, episode_lengths=lengths, hidden=hidden,
     )  # fmt: skip
 
 
@@ -229,8 +258,11 @@ def ppo_update(
     hyper: PPOConfig,
     rng: np.random.Generator,
     device: torch.device,
+    train_policy: bool = True,
 ) -> dict[str, float]:
     """Clipped-surrogate PPO epochs over the valid transitions; returns the last epoch's mean statistics.
+
+    ``train_policy`` False: the value loss alone (a new critic's warm-up, ``ppo.critic_warmup``).
 
     Minibatches are drawn with ``rng`` (numpy, so a checkpoint's generator
     state reproduces them). Statistics (``LOSSES``, CleanRL's names): value, policy and entropy
@@ -245,6 +277,7 @@ def ppo_update(
 
     obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
     moves = None if rollout.moves is None else MoveInputs.concat(rollout.moves).to(device)
+    hidden = None if rollout.hidden is None else flat(rollout.hidden)
     with torch.no_grad():
         features = model.encoder(obs)
     old_logprobs, old_values = flat(rollout.logprobs), flat(rollout.values)
@@ -258,7 +291,11 @@ def ppo_update(
             idx = order[start : start + batch]
             batch_moves = None if moves is None else moves.select(idx)
             logprob, entropy, value = model.evaluate(
-                features.index_select(0, idx), mask.index_select(0, idx), actions[idx], batch_moves
+                features.index_select(0, idx),
+                mask.index_select(0, idx),
+                actions[idx],
+                batch_moves,
+                None if hidden is None else hidden.index_select(0, idx),
             )
             log_ratio = logprob - old_logprobs[idx]
             ratio = log_ratio.exp()
@@ -270,7 +307,9 @@ def ppo_update(
             ).mean()
             value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
             entropy_loss = entropy.mean()
-            loss = policy_loss - hyper.ent_coef * entropy_loss + hyper.vf_coef * value_loss
+            loss = hyper.vf_coef * value_loss
+            if train_policy:
+                loss = loss + policy_loss - hyper.ent_coef * entropy_loss
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), hyper.max_grad_norm)

@@ -167,7 +167,8 @@ def train(
     torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
 
-    model = ActorCritic(rules, tuple(config.model.hidden), config.model.move_features).to(device)
+    network = tuple(config.model.hidden), config.model.move_features, config.model.privileged_critic
+    model = ActorCritic(rules, *network).to(device)
     if config.model.init and not resume:  # fine-tuning: a trained network's weights instead of random ones
         _load_weights(model, config.model.init, rules)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
@@ -239,8 +240,7 @@ def train(
                     name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
                 }
                 if PAST in config.opponents:
-                    hidden, features = tuple(config.model.hidden), config.model.move_features
-                    past = ActorCritic(rules, hidden, features).to(device)
+                    past = ActorCritic(rules, *network).to(device)
                     past.load_state_dict(snapshots[rng.integers(len(snapshots))])
                     generator = torch.Generator(device=device).manual_seed(update_seed)
                     policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
@@ -252,7 +252,8 @@ def train(
 
             # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.
             advantages, returns = compute_advantages(rollout, config.ppo.gamma, config.ppo.gae_lambda)
-            stats = ppo_update(model, optimizer, rollout, advantages, returns, config.ppo, rng, device)
+            warm = update >= config.ppo.critic_warmup
+            stats = ppo_update(model, optimizer, rollout, advantages, returns, config.ppo, rng, device, warm)
             update += 1
             global_step += config.rollout_steps * config.num_games
             if update % config.snapshots.every == 0:
@@ -407,7 +408,10 @@ def _load_weights(model: ActorCritic, path: str, rules: Rules) -> None:
     payload = load_checkpoint(source, POLICY_KEYS)
     trained = build_model(payload, path, rules)
     try:
-        model.load_state_dict(trained.state_dict())
+        missing, unexpected = model.load_state_dict(trained.state_dict(), strict=False)
+        # A privileged critic may start fresh on a network trained without one; nothing else may.
+        if unexpected or any(not key.startswith("critic.") for key in missing):
+            raise RuntimeError(f"missing {missing}, unexpected {unexpected}")
     except RuntimeError:
         raise CheckpointError(
             f"model.init {path}: its network {payload['config']['model']} is not this config's model"
