@@ -15,6 +15,7 @@ from pettingzoo.test import api_test, parallel_api_test, seed_test
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.game import Game
 from domino_env.engine.observation import observation_fields
+from domino_env.engine.outcome import relative_points, relative_points_of
 from domino_env.engine.rules import END_NAMES, Rules, all_configurations
 from domino_env.engine.tiles import parse_tile, tile_index, tile_name
 from domino_env.envs.pettingzoo_env import ENV_ID, env, parallel_env, raw_env
@@ -412,3 +413,14 @@ def test_moves_and_actions_convert_through_the_env() -> None:
     assert ":" not in raw.action_to_move(opening)
     assert raw.move_to_action(raw.action_to_move(opening)) == opening
     assert raw.move_to_action("6-3:right") == 28 + tile_index(6, 3)
+
+
+def test_relative_points_of_one_result_are_relative_points_exactly() -> None:
+    """The env's per-round rewards (``relative_points_of``) are the array form's floats, bit for bit."""
+    rng = np.random.default_rng(0)
+    for sides in (2, 3, 4):
+        edge = [[0] * sides, [1] + [0] * (sides - 1)]
+        for points in [*rng.integers(0, 400, size=(2000, sides)).tolist(), *edge]:
+            want = relative_points(points).tolist()
+            got = relative_points_of(tuple(points))
+            assert [float(x).hex() for x in got] == [x.hex() for x in want], points

@@ -44,6 +44,8 @@ def action_index(action: Any, num_actions: int) -> int:
 
     The range is checked by the core, whose ``IllegalMoveError`` names the legal moves.
     """
+    if type(action) is int or isinstance(action, np.integer):  # the usual cases, first (bools are neither)
+        return operator.index(action)
     if not isinstance(action, (bool, np.bool_)) and getattr(action, "dtype", None) != np.bool_:
         try:
             return operator.index(action)
@@ -58,6 +60,17 @@ def action_index(action: Any, num_actions: int) -> int:
 def step_outputs(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Empty per-game outputs of the stepping kernels: placing seat, round-end code, fives."""
     return np.empty(m, dtype=np.intp), np.empty(m, dtype=np.int8), np.empty(m, dtype=np.int32)
+
+
+def kernel_deals(prepared: PreparedDeals) -> tuple[np.ndarray, ...]:
+    """The kernels' view of prepared deals (``kernels.start_rounds``'s ``deals``), bitboards as int64."""
+    return (
+        prepared.hands.view(np.int64),
+        prepared.deals,
+        prepared.draw_prefix.view(np.int64),
+        prepared.own_tiles,
+        prepared.forced,
+    )
 
 
 @dataclass
@@ -236,13 +249,7 @@ class DominoCore:
 
         ``start_rounds`` takes them from the deal source; ``Game`` passes an explicit deal.
         """
-        deals = (
-            prepared.hands.view(np.int64),
-            prepared.deals,
-            prepared.draw_prefix.view(np.int64),
-            prepared.own_tiles,
-            prepared.forced,
-        )
+        deals = kernel_deals(prepared)
         next_winner = np.full(len(games), -1, dtype=np.intp) if winners is None else winners
         kernels.start_rounds(
             self.kernel_rules, self.kernel_state, games, first, next_winner, deals, deal_rows,

@@ -30,8 +30,8 @@ from numba import typeof
 
 from domino_env.engine import kernels
 from domino_env.engine.actions import action_to_move
-from domino_env.engine.core import DominoCore, step_outputs
-from domino_env.engine.deals import prepare_deals
+from domino_env.engine.core import DominoCore, kernel_deals, step_outputs
+from domino_env.engine.deals import PreparedDeals, prepare_deals
 from domino_env.engine.errors import IllegalMoveError
 from domino_env.engine.observation import observation_fields
 from domino_env.engine.outcome import Episode, check_episode
@@ -81,10 +81,9 @@ class Game:
         """The game's state: row 0 of a one-game core."""
         core, r, s = self.core, self.core.kernel_rules, self.core.kernel_state
         self._row = np.zeros(1, dtype=np.intp)
-        self._action = np.zeros(1, dtype=np.int64)
         self._seat = np.zeros(1, dtype=np.intp)
         self._obs = np.empty((1, core.obs_size), dtype=np.int16)
-        self._placer, self._end, self._fives = step_outputs(1)
+        self._placer, self._end, _ = step_outputs(1)
         self._first = np.zeros(1, dtype=bool)
         self._winner = np.full(1, -1, dtype=np.intp)
         self._work = np.empty((4, self.num_sides), dtype=np.int64)
@@ -97,15 +96,18 @@ class Game:
             np.full(1, -1, dtype=np.int8),
         )
         self._shown_mask = np.zeros((1, self.num_actions), dtype=np.int8)
-        self._play = compiled(
-            kernels.play_and_show, r, s, self._row, self._action, self._end, self._fives, self._placer,
-            self._seat, self._obs, self._shown_mask,
-        )  # fmt: skip
+        self._obs_row, self._mask_row = self._obs[0], self._shown_mask[0]
+        """Views of what ``play_one`` and ``observe`` write: the observation and mask shown."""
+        self._play = compiled(kernels.play_one, r, s, 0, 0, self._obs, self._shown_mask)
         self._observe = compiled(kernels.observe, r, s, self._row, self._seat, self._obs)
         self._finish = compiled(
             kernels.finish_rounds, r, s, self._row, self._placer, self._end, self._out, self._first,
             self._winner, self._work,
         )  # fmt: skip
+        self._start = None
+        self._one, self._nobody = np.ones(1, dtype=bool), np.full(1, -1, dtype=np.intp)
+        """A first round's ``first`` and ``winner`` arguments to ``start_rounds``."""
+        self._keep_scores = compiled(kernels.keep_final_scores, r, s, self._row, self._out.scores)
         self._to_move_at = observation_fields(rules)["to_move"].start
         self._no_actions = np.zeros(self.num_actions, dtype=np.int8)
         self._legal_bits = core.legal_bits[0]
@@ -132,7 +134,7 @@ class Game:
             else:  # a new game from the next random deal, as the batched core starts one
                 self.core.scores[0] = 0
                 self.core.rounds_played[0] = 0
-                self.core.start_rounds(self._row, np.ones(1, dtype=bool))
+                self._deal_round(self._one, self._nobody)
             self._begin_episode(None, None)
             return
         # The reference Round validates the deal, the opener and the scores (clear ValueErrors).
@@ -177,8 +179,26 @@ class Game:
             )
         self.core.scores[0] = scores
         self.core.rounds_played[0] = 0
-        self.core.deal_rounds(self._row, np.ones(1, dtype=bool), None, prepared, self._row, prepared.opener)
+        self._deal_round(self._one, self._nobody, (prepared, self._row, prepared.opener))
         self._begin_episode(opener, scores)
+
+    def _deal_round(
+        self,
+        first: np.ndarray,
+        winner: np.ndarray,
+        dealt: tuple[PreparedDeals, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """``DominoCore.start_rounds`` (or ``deal_rounds`` of ``dealt``: prepared deals, a row of them and
+        its opener) for this game, through the compiled entry point of ``kernels.start_rounds``."""
+        core = self.core
+        prepared, rows, opener = core.deal_source.select(self._row) if dealt is None else dealt
+        args = (
+            core.kernel_rules, core.kernel_state, self._row, first, winner, kernel_deals(prepared),
+            rows.astype(np.intp, copy=False), opener.astype(np.intp, copy=False),
+        )  # fmt: skip
+        if self._start is None:  # compiled for the types of the first deal (prepare_deals fixes them)
+            self._start = compiled(kernels.start_rounds, *args)
+        self._start(*args)
 
     def _begin_episode(self, opener: int | None, scores: list[int] | None) -> None:
         self.results: list[RoundResult] = []
@@ -274,7 +294,7 @@ class Game:
             self._seat[0] = seat
             self._observe(self.core.kernel_rules, self.core.kernel_state, self._row, self._seat, self._obs)
             self._shown = seat
-        obs = self._obs[0].copy()
+        obs = self._obs_row.copy()
         if self.over:
             obs[self._to_move_at] = -1  # nobody is to move
         return obs
@@ -324,25 +344,22 @@ class Game:
             action = operator.index(action)
         except TypeError:
             raise self._illegal(f"action {action!r}") from None
-        if not (
-            0 <= action < self.num_actions
-            and int(self._legal_bits[action // NUM_TILES]) >> action % NUM_TILES & 1
-        ):
+        if not 0 <= action < self.num_actions:  # (keeps integers too wide for int64 out of the kernel)
             raise self._illegal(self._describe(action))
-        if not self._actions:
+        core, placer = self.core, self.to_play
+        seat = self._play(core.kernel_rules, core.kernel_state, 0, action, self._obs, self._shown_mask)
+        if seat == kernels.ILLEGAL_MOVE:  # the kernel changed nothing
+            raise self._illegal(self._describe(action))
+        actions = self._actions
+        if not actions:
             self.opening = (int(HIGH[action]), int(LOW[action]))
-        self._action[0] = action
-        core = self.core
-        self._play(
-            core.kernel_rules, core.kernel_state, self._row, self._action, self._end, self._fives,
-            self._placer, self._seat, self._obs, self._shown_mask,
-        )  # fmt: skip
-        self._actions.append(action)
+        actions.append(action)
         self._legal = None
-        if self._end[0] == 0:  # the kernel showed the next seat to move its position
-            self.to_play = self._shown = int(self._seat[0])
-            self._mask = self._shown_mask[0]
+        if seat >= 0:  # the round goes on: the kernel showed the next seat to move its position
+            self.to_play = self._shown = seat
+            self._mask = self._mask_row
             return None
+        self._placer[0], self._end[0] = placer, -seat
         self._shown, self._mask = -1, None
         return self._round_over()
 
@@ -395,9 +412,9 @@ class Game:
             self.over = True
             self.to_play = None
             self._legal, self._mask = (), None
-            kernels.keep_final_scores(core.kernel_rules, core.kernel_state, self._row, out.scores)
+            self._keep_scores(core.kernel_rules, core.kernel_state, self._row, out.scores)
         else:
-            core.start_rounds(self._row, self._first, self._winner)
+            self._deal_round(self._first, self._winner)
             self._begin_round(None, None)
         return result
 

@@ -635,39 +635,53 @@ def pick_from_mask(mask, uniform, out) -> int:
     return -1
 
 
-@kernel
-def observe(r, s, games, seats, out) -> None:
-    """``out[i]``: the observation of seat ``seats[i]`` in game ``games[i]`` (layout in observation.py)."""
+@njit(cache=True, inline="always")
+def write_observation(r, s, g, seat, out, i) -> None:
+    """``out[i]``: the observation of ``seat`` in game g."""
     p = r.players
     seat_size, shared_size = s.seat_rows.shape[2], s.shared.shape[1]
     hand_at = seat_size + shared_size
-    for i in range(len(games)):
-        g, seat = games[i], seats[i]
-        for k in range(seat_size):
-            out[i, k] = s.seat_rows[g, seat, k]
-        for k in range(shared_size):
-            out[i, seat_size + k] = s.shared[g, k]
-        for k in range(p):
-            out[i, hand_at + k] = popcount(s.hands[g, (seat + k) % p])
-        out[i, hand_at + p] = (s.to_play[g] - seat) % p
+    for k in range(seat_size):
+        out[i, k] = s.seat_rows[g, seat, k]
+    for k in range(shared_size):
+        out[i, seat_size + k] = s.shared[g, k]
+    for k in range(p):
+        out[i, hand_at + k] = popcount(s.hands[g, (seat + k) % p])
+    out[i, hand_at + p] = (s.to_play[g] - seat) % p
 
 
 @kernel
-def play_and_show(r, s, rows, actions, end_code, fives_out, placer, seats, obs, mask) -> None:
-    """``place_and_advance``, then, where the round goes on, what the next seat to move sees.
+def observe(r, s, games, seats, out) -> None:
+    """``out[i]``: the observation of seat ``seats[i]`` in game ``games[i]`` (layout in observation.py)."""
+    for i in range(len(games)):
+        write_observation(r, s, games[i], seats[i], out, i)
 
-    ``seats[i]``, ``obs[i]`` and ``mask[i]`` get the seat to move, its observation and its legal
-    mask (int8): the one-game path asks for exactly these after every move, and one compiled
-    call per move is what makes a single game fast.
+
+ILLEGAL_MOVE = -128
+"""What ``play_one`` returns for an action that is not legal (the game is left unchanged)."""
+
+
+@kernel
+def play_one(r, s, g, action, obs, mask) -> int:
+    """One move in game g for the one-game engine, and what the next seat to move sees.
+
+    Returns that seat, with its observation in ``obs[0]`` and its legal mask (int8) in
+    ``mask[0]``; or minus the round-end code when the round ended (the caller scores it);
+    or ``ILLEGAL_MOVE``, changing nothing, when ``action`` is not a legal action of the
+    seat to move. One compiled call per move, taking and returning plain integers, is
+    what makes a single game fast.
     """
-    place_and_advance(r, s, rows, actions, end_code, fives_out, placer)
-    for i in range(len(rows)):
-        if end_code[i] != 0:
-            continue
-        g = rows[i]
-        seats[i] = s.to_play[g]
-        for e in range(r.num_ends):
-            bits = s.legal_bits[g, e]
-            for tile in range(NUM_TILES):
-                mask[i, e * NUM_TILES + tile] = (bits >> tile) & 1
-    observe(r, s, rows, seats, obs)
+    if action < 0 or action >= r.num_ends * NUM_TILES:
+        return ILLEGAL_MOVE
+    if not (s.legal_bits[g, action // NUM_TILES] >> (action % NUM_TILES)) & 1:
+        return ILLEGAL_MOVE
+    code, _ = play(r, s, g, action)
+    if code != 0:
+        return -code
+    seat = s.to_play[g]
+    for e in range(r.num_ends):
+        bits = s.legal_bits[g, e]
+        for tile in range(NUM_TILES):
+            mask[0, e * NUM_TILES + tile] = (bits >> tile) & 1
+    write_observation(r, s, g, seat, obs, 0)
+    return seat

