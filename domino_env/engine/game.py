@@ -340,10 +340,11 @@ class Game:
         """
         if self.over:
             raise ValueError(f"action {action!r} cannot be played: the {self.episode} is over")
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise self._illegal(f"action {action!r}") from None
+        if type(action) is not int:
+            try:
+                action = operator.index(action)
+            except TypeError:
+                raise self._illegal(f"action {action!r}") from None
         if not 0 <= action < self.num_actions:  # (keeps integers too wide for int64 out of the kernel)
             raise self._illegal(self._describe(action))
         core, placer = self.core, self.to_play

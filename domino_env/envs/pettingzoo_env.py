@@ -350,11 +350,7 @@ class raw_env(AECEnv, EzPickle):
         """PettingZoo's ``last``, with a clear error before the first ``reset``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before last()")
-        return self._last(observe)
-
-    def _last(self, observe: bool) -> tuple:
-        """``AECEnv.last``, in one call less."""
-        agent = self.agent_selection
+        agent = self.agent_selection  # AECEnv.last, without its second call
         assert agent is not None
         return (
             self.observe(agent) if observe else None,
@@ -367,8 +363,9 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
-        seat = self._seat[agent]
-        return {"observation": self.game.observation(seat), "action_mask": self._mask(seat)}
+        seat, game = self._seat[agent], self.game
+        mask = game.legal_mask() if seat == game.to_play else self._no_actions.copy()  # what _mask does
+        return {"observation": game.observation(seat), "action_mask": mask}
 
     def _mask(self, seat: int) -> np.ndarray:
         """The action mask in ``seat``'s observation: its legal actions when it is to move, else zeros."""
@@ -517,7 +514,15 @@ class checked_env(raw_env):
         return observation
 
     def last(self, observe: bool = True) -> tuple:
-        return self._last(observe)  # AECEnv.last: before reset, agent_selection raises
+        agent = self.agent_selection  # AECEnv.last (before reset, agent_selection raises)
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def render(self) -> str | np.ndarray | None:
         if not self._reset_called:
