@@ -32,6 +32,7 @@ import numpy as np
 
 from agents.bots import heuristic
 from agents.bots.features import Board, Moves
+from agents.bots.inference import check_inferable, move_log_likelihood
 from agents.bots.positions import load_positions
 from agents.bots.sampler import determinise, pile_order
 from agents.bots.solver import check_solvable, solve
@@ -80,6 +81,19 @@ def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
         raise ValueError(f"{choices}, got {spec!r} ({error})") from None
 
 
+def prior_policy(spec: str, rules: Rules, seed: int | None, option: str = "policy_prior") -> Policy:
+    """A trained network (checkpoint path or shipped name) whose move probabilities the search reads."""
+    from agents.bots.registry import BOT_NAMES, load_policy  # the registry imports this module
+
+    choices = f"{option} must be a checkpoint (a path or a shipped agent's name)"
+    if spec in BOT_NAMES:
+        raise ValueError(f"{choices}, got the bot {spec!r}")
+    try:
+        return load_policy(spec, rules, seed=seed)
+    except ValueError as error:
+        raise ValueError(f"{choices}, got {spec!r} ({error})") from None
+
+
 class PimcBot:
     """Determinised Monte Carlo search: ``samples`` x ``rollouts`` playouts per legal move."""
 
@@ -96,6 +110,10 @@ class PimcBot:
         prior: float = 0.5,
         max_games: int = 32768,
         exact: bool = False,
+        policy_prior: str = "",
+        policy_weight: float = 1.0,
+        inference: str = "",
+        candidates: int = 4,
     ) -> None:
         if samples is None:
             samples = default_samples(rules)
@@ -112,6 +130,15 @@ class PimcBot:
         self.prior = heuristic.StrongBot(rules) if prior else None
         self.prior_weight = prior
         self.rollout_bot = rollout_policy(rollout_bot, rules, seed)
+        self.policy_prior = prior_policy(policy_prior, rules, seed) if policy_prior else None
+        self.policy_weight = policy_weight
+        self.opponent_model = None
+        if inference:
+            check_inferable(rules)
+            if candidates < 1:
+                raise ValueError(f"candidates must be >= 1, got {candidates}")
+            self.opponent_model = prior_policy(inference, rules, seed, "inference")
+        self.candidates = candidates
         self._dummy_deal = random_deals(rules, 1, self.rng)
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -124,9 +151,20 @@ class PimcBot:
 
     def positions(self, obs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(R, S, P) hands and (R, S, 28) tile orders (draw pile last) to search ``rows`` on."""
-        found = determinise(Board(self.rules, obs[rows]), self.samples, self.rng)
-        r, s = found.rest.shape
-        return found.hands, pile_order(found.rest.reshape(-1), self.rng).reshape(r, s, -1)
+        if self.opponent_model is None:
+            found = determinise(Board(self.rules, obs[rows]), self.samples, self.rng)
+            hands, rest = found.hands, found.rest
+        else:  # ``candidates`` x more deals, of which ``samples`` are drawn by their likelihood
+            found = determinise(Board(self.rules, obs[rows]), self.samples * self.candidates, self.rng)
+            loglik = move_log_likelihood(self.rules, obs[rows], found.hands, self.opponent_model)
+            gumbel = -np.log(
+                -np.log(self.rng.random(loglik.shape))
+            )  # Gumbel top-k: a draw without replacement
+            keep = np.argsort(-(loglik + gumbel), axis=1, kind="stable")[:, : self.samples]
+            hands = np.take_along_axis(found.hands, keep[:, :, None], axis=1)
+            rest = np.take_along_axis(found.rest, keep, axis=1)
+        r, s = rest.shape
+        return hands, pile_order(rest.reshape(-1), self.rng).reshape(r, s, -1)
 
     def move_values(
         self,
@@ -175,6 +213,9 @@ class PimcBot:
             value[moves] = outcome.reshape(len(moves), per_move).mean(axis=1)
         if self.prior is not None:
             value = value + self.prior_weight * self.prior.score(Moves(Board(self.rules, obs), mask))
+        if self.policy_prior is not None:
+            probabilities = self.policy_prior.probabilities(obs, mask)[row, action]
+            value = value + self.policy_weight * np.log(np.maximum(probabilities, 1e-6))
         return value
 
     def _solved(

@@ -102,8 +102,9 @@ class PPOConfig(ConfigModel):
     """Weight of the value loss."""
     max_grad_norm: Number = Field(0.5, gt=0, le=1e6)
     critic_warmup: int = Field(0, ge=0, le=1_000_000)
-    """First updates that train the value (or privileged critic) alone, the policy frozen: a new critic
-    learns its values before its advantages move a trained policy (``model.init``, distillation)."""
+    """First updates that train on the value loss alone: a new privileged critic learns its values
+    before its advantages move a trained policy (``model.init``), which stays exactly as it was
+    meanwhile (without a privileged critic the value head shares the trunk, which still moves)."""
     """Gradients are clipped to this global norm."""
     norm_adv: bool = True
     """Normalise the advantages per minibatch."""
