@@ -101,11 +101,11 @@ class PPOConfig(ConfigModel):
     vf_coef: Number = Field(0.5, ge=0, le=100)
     """Weight of the value loss."""
     max_grad_norm: Number = Field(0.5, gt=0, le=1e6)
+    """Gradients are clipped to this global norm."""
     critic_warmup: int = Field(0, ge=0, le=1_000_000)
     """First updates that train on the value loss alone: a new privileged critic learns its values
     before its advantages move a trained policy (``model.init``), which stays exactly as it was
     meanwhile (without a privileged critic the value head shares the trunk, which still moves)."""
-    """Gradients are clipped to this global norm."""
     norm_adv: bool = True
     """Normalise the advantages per minibatch."""
     reward_scale: Number = Field(0.05, gt=0, le=1e6)
