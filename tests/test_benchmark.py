@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from domino_env.engine.rules import Rules
-from domino_env.tools.benchmark import ENGINES, Measurement, format_table, measure
+from domino_env.tools.benchmark import ENGINES, Measurement, format_table, main, measure
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_env.py"
 
@@ -57,3 +57,13 @@ def test_bench_env_script_prints_json(capsys: pytest.CaptureFixture[str]) -> Non
     rows = json.loads(capsys.readouterr().out)
     assert sorted(rows) == ["pettingzoo env()/draw/3p/N=1", "pettingzoo raw_env/draw/3p/N=1"]
     assert all(row["moves"] > 0 for row in rows.values())
+
+
+def test_repeated_turns_add_up_and_print_the_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--engines", "game", "aec", "aec-raw", "--seconds", "0.3", "--repeat", "3"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("measured aec-raw block 2p") == 3  # three turns each, in turn
+    assert "pettingzoo env() / raw_env (2p block):" in captured.out
+    with pytest.raises(SystemExit):
+        main(["--repeat", "0"])

@@ -222,6 +222,17 @@ def measure(
     raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
 
 
+def added(turns: list[Measurement]) -> Measurement:
+    """One engine's measurements taken in turns with the others, as one: moves and seconds added."""
+    moves, seconds = sum(m.moves for m in turns), sum(m.seconds for m in turns)
+    memory = [m.peak_memory_mib for m in turns if m.peak_memory_mib is not None]
+    first = turns[0]
+    return Measurement(
+        first.engine, first.preset, first.players, first.num_envs, moves, seconds, moves / seconds,
+        max(memory) if memory else None,
+    )  # fmt: skip
+
+
 def format_table(rows: list[Measurement]) -> str:
     header = f"{'engine':<34} {'preset':<14} {'players':>7} {'num_envs':>9} {'moves/s':>14} {'peak MiB':>9}"
     lines = [header, "-" * len(header)]
@@ -261,14 +272,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="every preset and player count")
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=["core", "reference", "openspiel"])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="time the engines in turn this many times (--seconds split among the turns) and add up: "
+        "a busy machine's swings then fall on every engine alike, which keeps their ratios fair",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     rows: list[Measurement] = []
     for name, players in configurations(args):
         rules = Rules.preset(name, players)
-        for engine in args.engines:
-            rows += measure(engine, rules, args.seconds, args.seed, args.num_envs, args.vector_envs)
-            print(f"measured {engine} {name} {players}p", file=sys.stderr)
+        turns: dict[str, list[list[Measurement]]] = {engine: [] for engine in args.engines}
+        for turn in range(args.repeat):
+            for engine in args.engines:
+                seconds = args.seconds / args.repeat
+                turns[engine].append(
+                    measure(engine, rules, seconds, args.seed + turn, args.num_envs, args.vector_envs)
+                )
+                print(f"measured {engine} {name} {players}p", file=sys.stderr)
+        for measured in turns.values():
+            rows += [added(list(same)) for same in zip(*measured, strict=True)]
     if args.json:
         out = {f"{r.engine}/{r.preset}/{r.players}p/N={r.num_envs}": asdict(r) for r in rows}
         print(json.dumps(out, indent=2))
@@ -278,4 +305,10 @@ def main(argv: list[str] | None = None) -> int:
         core = next((r for r in rows if r.engine == "core" and (r.preset, r.players) == ("block", 2)), None)
         if spiel and core:
             print(f"\ncore / OpenSpiel (2p block): {core.moves_per_sec / spiel.moves_per_sec:,.0f}x")
+        block = {r.engine: r.moves_per_sec for r in rows if (r.preset, r.players) == ("block", 2)}
+        raw, checked = block.get("pettingzoo raw_env"), block.get("pettingzoo env()")
+        if spiel and raw:
+            print(f"pettingzoo raw_env / OpenSpiel (2p block): {raw / spiel.moves_per_sec:.1f}x")
+        if raw and checked:
+            print(f"pettingzoo env() / raw_env (2p block): {checked / raw:.2f}x")
     return 0
