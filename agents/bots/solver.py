@@ -22,7 +22,7 @@ every game of a call: equal keys are equal positions, whatever the deal.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import int8, int16, int64, njit, uint64
 
 from domino_env.engine.kernels import FIT, OTHER, PIPS_OF, board_pips
 from domino_env.engine.rules import Rules
@@ -72,13 +72,14 @@ def solve(mover: np.ndarray, other: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return out / 2.0
 
 
-@njit
+@njit(cache=True)
 def _solve_all(mover, other, ends, keys, values, flags, out) -> None:
     for i in range(len(mover)):
         out[i] = _negamax(mover[i], other[i], ends[i, 0], ends[i, 1], -200, 200, keys, values, flags)
 
 
-@njit
+# An explicit signature: numba's cache of a lazily typed recursive function can crash on reload.
+@njit(int64(int64, int64, int64, int64, int64, int64, uint64[:], int16[:], int8[:]), cache=True)
 def _negamax(me: int, you: int, a: int, b: int, alpha: int, beta: int, keys, values, flags) -> int:
     """Other's pips minus mover's at the round's end, both playing perfectly (fail-hard alpha-beta)."""
     fit = FIT[a] | FIT[b]
