@@ -64,28 +64,15 @@ def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
     """
     if spec in ROLLOUT_BOTS:
         return ROLLOUT_BOTS[spec](rules, seed=seed)
-    from agents.bots.registry import (  # here, not at the top: the registry imports this module
-        BOT_NAMES,
-        load_policy,
-    )
-
-    choices = (
-        f"rollout_bot must be one of {', '.join(ROLLOUT_BOTS)} "
-        "or a checkpoint (a path or a shipped agent's name)"
-    )
-    if spec in BOT_NAMES:
-        raise ValueError(f"{choices}, got {spec!r}")
-    try:
-        return load_policy(spec, rules, seed=seed)
-    except ValueError as error:
-        raise ValueError(f"{choices}, got {spec!r} ({error})") from None
+    bots = ", ".join(ROLLOUT_BOTS)
+    return network_policy(spec, rules, seed, f"rollout_bot must be one of {bots} or a checkpoint")
 
 
-def prior_policy(spec: str, rules: Rules, seed: int | None, option: str = "policy_prior") -> Policy:
-    """A trained network (checkpoint path or shipped name) whose move probabilities the search reads."""
-    from agents.bots.registry import BOT_NAMES, load_policy  # the registry imports this module
+def network_policy(spec: str, rules: Rules, seed: int | None, choices: str) -> Policy:
+    """A trained network by checkpoint path or shipped name; ``choices`` starts the error message."""
+    from agents.bots.registry import BOT_NAMES, load_policy  # here: the registry imports this module
 
-    choices = f"{option} must be a checkpoint (a path or a shipped agent's name)"
+    choices += " (a path or a shipped agent's name)"
     if spec in BOT_NAMES:
         raise ValueError(f"{choices}, got the bot {spec!r}")
     try:
@@ -130,14 +117,16 @@ class PimcBot:
         self.prior = heuristic.StrongBot(rules) if prior else None
         self.prior_weight = prior
         self.rollout_bot = rollout_policy(rollout_bot, rules, seed)
-        self.policy_prior = prior_policy(policy_prior, rules, seed) if policy_prior else None
+        self.policy_prior = None
+        if policy_prior:
+            self.policy_prior = network_policy(policy_prior, rules, seed, "policy_prior must be a checkpoint")
         self.policy_weight = policy_weight
         self.opponent_model = None
         if inference:
             check_inferable(rules)
             if candidates < 1:
                 raise ValueError(f"candidates must be >= 1, got {candidates}")
-            self.opponent_model = prior_policy(inference, rules, seed, "inference")
+            self.opponent_model = network_policy(inference, rules, seed, "inference must be a checkpoint")
         self.candidates = candidates
         self._dummy_deal = random_deals(rules, 1, self.rng)
 

@@ -350,7 +350,11 @@ class raw_env(AECEnv, EzPickle):
         """PettingZoo's ``last``, with a clear error before the first ``reset``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before last()")
-        agent = self.agent_selection  # AECEnv.last, without its second call
+        return self._last(observe)
+
+    def _last(self, observe: bool) -> tuple:
+        """``AECEnv.last`` with one ``agent_selection`` lookup instead of two."""
+        agent = self.agent_selection
         assert agent is not None
         return (
             self.observe(agent) if observe else None,
@@ -514,15 +518,7 @@ class checked_env(raw_env):
         return observation
 
     def last(self, observe: bool = True) -> tuple:
-        agent = self.agent_selection  # AECEnv.last (before reset, agent_selection raises)
-        assert agent is not None
-        return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
+        return self._last(observe)  # before reset, agent_selection raises as PettingZoo's wrappers do
 
     def render(self) -> str | np.ndarray | None:
         if not self._reset_called:
