@@ -105,6 +105,10 @@ def test_eval_opponents_may_be_empty_when_evaluations_are_off() -> None:
             r"bots\.pimc\.samples must be an integer at least 1 and at most 1000",
         ),
         ("bots.pimc.rollouts=0", r"bots\.pimc\.rollouts must be an integer at least 1"),
+        (
+            "bots.pimc.candidates=100000",
+            r"bots\.pimc\.candidates must be an integer at least 1 and at most 1000",
+        ),
         ("bots.pimc.epsilon=.nan", r"bots\.pimc\.epsilon must be a finite number, got nan"),
         ("bots.strong.weights=[1,.inf]", r"bots\.strong\.weights\[1\] must be a finite number, got inf"),
     ],
@@ -256,7 +260,9 @@ _RULES = st.dictionaries(
 _BOT_OPTIONS = st.dictionaries(
     st.sampled_from(BOT_NAMES),
     st.dictionaries(
-        st.sampled_from(["samples", "rollouts", "epsilon", "prior", "max_games", "weights", "nope"]),
+        st.sampled_from(
+            ["samples", "rollouts", "epsilon", "prior", "max_games", "weights", "candidates", "exact", "nope"]
+        ),
         st.integers(-1, 40) | st.floats(-1, 2) | _values,
         max_size=2,
     ),

@@ -64,9 +64,11 @@ BOT_OPTION_LIMITS: dict[str, dict[str, tuple[type, float, float]]] = {
     "pimc": {
         "samples": (int, 1, SEARCH_SAMPLES_MAX),
         "rollouts": (int, 1, SEARCH_SAMPLES_MAX),
+        "candidates": (int, 1, SEARCH_SAMPLES_MAX),
         "max_games": (int, 1, SEARCH_GAMES_MAX),
         "epsilon": (float, 0, 1),
         "prior": (float, 0, 1000),
+        "policy_weight": (float, 0, 1000),
     },
     "omniscient": {
         "rollouts": (int, 1, SEARCH_SAMPLES_MAX),
