@@ -11,7 +11,10 @@ that move from that seat's observation in the replay. ``pimc`` with ``inference`
 then keeps the likelier deals (docs/arena.md).
 
 The replay starts the round afresh, so its observations show game scores of 0:
-in match play the model reads the position without the score.
+in match play the model reads the position without the score. It opens with the
+observed opener and tile under a chance-opener rule, because whether this round's
+opening was forced (the first round, or every round) is not in the observation;
+the opening move is therefore not weighed.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.bots.features import Board, pack_tiles, unpack_tiles
+from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import NUM_TILES
 
@@ -55,27 +59,33 @@ def dealt_orders(board: Board, hands: np.ndarray) -> np.ndarray:
     return np.argsort(seat * NUM_TILES + np.arange(NUM_TILES), axis=1).astype(np.int8)
 
 
+def replay(rules: Rules, board: Board, hands: np.ndarray) -> tuple[DominoCore, np.ndarray, np.ndarray]:
+    """A core of the B * S sampled deals at the start of the round (observer = seat 0), with the
+    round's public moves (B * S, 28) and their number (B * S,), to be stepped through in order."""
+    from agents.arena.duplicate import staggered_core  # here: the arena imports the bots' registry
+
+    s = hands.shape[1]
+    actions, count = public_actions(board)
+    openers = np.repeat(board.field("opener")[:, 0].astype(np.int64), s)
+    replayed = rules.replace(first_opener="random")  # the observed opener, with the tile it played
+    core = staggered_core(replayed, dealt_orders(board, hands), openers, np.arange(len(openers)))
+    return core, np.repeat(actions, s, axis=0), np.repeat(count, s)
+
+
 def move_log_likelihood(rules: Rules, obs: np.ndarray, hands: np.ndarray, model) -> np.ndarray:
     """(B, S): log-probability of the other seats' public moves under ``model`` for each sample.
 
     ``obs``: (B, obs_size) the observer's observations; ``hands``: (B, S, P) sampled hands by
     relative seat (``determinise``); ``model``: has ``probabilities(obs, mask) -> (n, A)``.
     """
-    from agents.arena.duplicate import staggered_core  # here: the arena imports the bots' registry
-
-    board = Board(rules, obs)
-    b, s, _ = hands.shape
-    actions, count = public_actions(board)
-    actions, count = np.repeat(actions, s, axis=0), np.repeat(count, s)
-    openers = np.repeat(board.field("opener")[:, 0].astype(np.int64), s)
-    core = staggered_core(rules, dealt_orders(board, hands), openers, np.arange(b * s))
-    loglik = np.zeros(b * s)
+    core, actions, count = replay(rules, Board(rules, obs), hands)
+    loglik = np.zeros(len(count))
     for step in range(int(count.max(initial=0))):
         active = count > step
-        others = np.flatnonzero(active & (core.to_play != 0))
+        others = np.flatnonzero(active & (core.to_play != 0) & (step > 0))
         if len(others):
             probabilities = model.probabilities(core.observe()[others], core.legal_mask()[others])
             chosen = probabilities[np.arange(len(others)), actions[others, step]]
             loglik[others] += np.log(np.maximum(chosen, MIN_PROBABILITY))
         core.step(np.where(active, actions[:, step], 0), active=active)
-    return loglik.reshape(b, s)
+    return loglik.reshape(hands.shape[:2])
