@@ -295,14 +295,10 @@ class raw_env(AECEnv, EzPickle):
 
     def _play(self, agent: str, action: int) -> None:
         """``agent``, alive and to move, plays the integer ``action``."""
-        game = self.game
-        end = game.step(action)  # raises IllegalMoveError before anything changes
+        end = self.game.step(action)  # raises IllegalMoveError before anything changes
         self.decisions += 1
         self._cumulative_rewards[agent] = 0.0
-        if end is None and not self.skip_forced and not any(self.rewards.values()):
-            self.agent_selection = self.possible_agents[game.to_play]  # what _settle does here
-        else:
-            self._settle(([] if end is None else [end]) + self._play_forced())
+        self._settle(([] if end is None else [end]) + self._play_forced())
         if self.render_mode == "human":
             self.render()
 
@@ -367,9 +363,8 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
-        seat, game = self._seat[agent], self.game
-        mask = game.legal_mask() if seat == game.to_play else self._no_actions.copy()  # what _mask does
-        return {"observation": game.observation(seat), "action_mask": mask}
+        seat = self._seat[agent]
+        return {"observation": self.game.observation(seat), "action_mask": self._mask(seat)}
 
     def _mask(self, seat: int) -> np.ndarray:
         """The action mask in ``seat``'s observation: its legal actions when it is to move, else zeros."""
