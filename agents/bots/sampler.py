@@ -148,8 +148,8 @@ def _forced(allowed: np.ndarray, need: np.ndarray, pool: np.ndarray, seats: np.n
     """
     rows = np.arange(len(pool))[:, None]
     full = np.bitwise_count(pool) == need[rows, seats].sum(axis=1)
-    later = np.bitwise_or.reduce(allowed[rows, seats[:, 1:]], axis=1) if seats.shape[1] > 1 else 0
-    only = allowed[rows[:, 0], seats[:, 0]] & pool & ~np.asarray(later, dtype=np.uint64)
+    later = np.bitwise_or.reduce(allowed[rows, seats[:, 1:]], axis=1, initial=np.uint64(0))
+    only = allowed[rows[:, 0], seats[:, 0]] & pool & ~later
     return np.where(full, only, np.uint64(0))
 
 

@@ -146,9 +146,8 @@ class PimcBot:
         else:  # ``candidates`` x more deals, of which ``samples`` are drawn by their likelihood
             found = determinise(Board(self.rules, obs[rows]), self.samples * self.candidates, self.rng)
             loglik = move_log_likelihood(self.rules, obs[rows], found.hands, self.opponent_model)
-            gumbel = -np.log(
-                -np.log(self.rng.random(loglik.shape))
-            )  # Gumbel top-k: a draw without replacement
+            # Gumbel top-k: a draw of ``samples`` without replacement, each in proportion to its likelihood.
+            gumbel = -np.log(-np.log(self.rng.random(loglik.shape)))
             keep = np.argsort(-(loglik + gumbel), axis=1, kind="stable")[:, : self.samples]
             hands = np.take_along_axis(found.hands, keep[:, :, None], axis=1)
             rest = np.take_along_axis(found.rest, keep, axis=1)

@@ -81,7 +81,7 @@ def _solve_all(mover, other, ends, keys, values, flags, out) -> None:
 # An explicit signature: numba's cache of a lazily typed recursive function can crash on reload.
 @njit(int64(int64, int64, int64, int64, int64, int64, uint64[:], int16[:], int8[:]), cache=True)
 def _negamax(me: int, you: int, a: int, b: int, alpha: int, beta: int, keys, values, flags) -> int:
-    """Other's pips minus mover's at the round's end, both playing perfectly (fail-hard alpha-beta)."""
+    """Other's pips minus mover's at the round's end, both playing perfectly (fail-soft alpha-beta)."""
     fit = FIT[a] | FIT[b]
     playable = me & fit
     if playable == 0:

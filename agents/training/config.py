@@ -74,7 +74,7 @@ class ModelConfig(ConfigModel):
     """Score moves by their features as well (``agents.training.move_features``): learns far faster."""
     privileged_critic: bool = False
     """Give PPO a critic of its own that also sees the other seats' hands (training only: the
-    policy plays from its observation alone): far less noisy advantages (``agents.training.network``)."""
+    policy plays from its observation alone), for less noisy advantages (``agents.training.network``)."""
     init: str = ""
     """Start from this trained network (a checkpoint or policy file, or a shipped agent's name such as
     ``block-2p``, of the same rules and widths) instead of random weights: fine-tuning, e.g. a round

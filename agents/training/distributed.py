@@ -144,7 +144,7 @@ def join_rollouts(parts: list[Rollout]) -> Rollout:
         if values[0] is None:
             joined[field.name] = None
         elif field.name == "moves":
-            joined["moves"] = None if values[0] is None else _join_moves(parts)
+            joined["moves"] = _join_moves(parts)
         elif isinstance(values[0], np.ndarray):
             joined[field.name] = np.concatenate(values, axis=1)
         elif isinstance(values[0], dict):

@@ -29,8 +29,9 @@ unless the caller passes them (the PPO update stores them with the rollout).
 With ``privileged_critic`` the value comes from a critic of its own, an MLP over
 the encoded observation and the hidden tiles (every other seat's hand,
 ``hidden_size`` inputs): training only, as in Suphx's oracle guiding and
-DouZero-style perfect-information critics. Knowing the hands, the critic's value
-is far less noisy, and so are the policy's advantages. The policy never reads
+DouZero-style perfect-information critics: knowing the hands, its values should
+be less noisy, and so the policy's advantages (on 2p block its explained variance
+was only a little higher, docs/agents.md). The policy never reads
 the hidden tiles: ``forward``, ``act`` and ``heads`` take no such input, and the
 critic shares no weights with the policy (``tests/test_privileged.py``).
 
@@ -139,12 +140,7 @@ class ActorCritic(nn.Module):
         self.encoder = ObservationEncoder(rules)
         self.num_actions = rules.num_actions
         self.uses_move_features = move_features
-        layers: list[nn.Module] = []
-        width = self.encoder.size
-        for size in hidden:
-            layers += [_orthogonal(nn.Linear(width, size), 2**0.5), nn.Tanh()]
-            width = size
-        self.trunk = nn.Sequential(*layers)
+        self.trunk, width = _tanh_layers(self.encoder.size, hidden)
         # Small policy init (CleanRL's 0.01): near-uniform play over the legal moves at the start.
         self.policy_head = _orthogonal(nn.Linear(width, self.num_actions), 0.01)
         self.move_head = _orthogonal(nn.Linear(width, NUM_MOVE_FEATURES), 0.01) if move_features else None
@@ -155,11 +151,8 @@ class ActorCritic(nn.Module):
         self.value_head = _orthogonal(nn.Linear(width, 1), 1.0)
         self.critic: nn.Sequential | None = None
         if privileged_critic:
-            layers, width = [], self.encoder.size + hidden_size(rules)
-            for size in hidden:
-                layers += [_orthogonal(nn.Linear(width, size), 2**0.5), nn.Tanh()]
-                width = size
-            self.critic = nn.Sequential(*layers, _orthogonal(nn.Linear(width, 1), 1.0))
+            critic_trunk, critic_width = _tanh_layers(self.encoder.size + hidden_size(rules), hidden)
+            self.critic = nn.Sequential(*critic_trunk, _orthogonal(nn.Linear(critic_width, 1), 1.0))
 
     @property
     def privileged(self) -> bool:
@@ -248,6 +241,16 @@ class ActorCritic(nn.Module):
         log_probs = logits.log_softmax(dim=1)
         entropy = -(log_probs.exp() * log_probs).sum(dim=1)
         return log_probs.gather(1, actions[:, None]).squeeze(1), entropy, values
+
+
+def _tanh_layers(width: int, hidden: tuple[int, ...]) -> tuple[nn.Sequential, int]:
+    """(Linear + tanh layers of the ``hidden`` widths from ``width`` inputs, their output width);
+    orthogonal init with gain sqrt 2, as CleanRL's."""
+    layers: list[nn.Module] = []
+    for size in hidden:
+        layers += [_orthogonal(nn.Linear(width, size), 2**0.5), nn.Tanh()]
+        width = size
+    return nn.Sequential(*layers), width
 
 
 def _orthogonal(layer: nn.Linear, gain: float) -> nn.Linear:

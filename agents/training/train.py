@@ -252,8 +252,10 @@ def train(
 
             # 2. Advantages along each seat's own decisions, then the clipped PPO epochs.
             advantages, returns = compute_advantages(rollout, config.ppo.gamma, config.ppo.gae_lambda)
-            warm = update >= config.ppo.critic_warmup
-            stats = ppo_update(model, optimizer, rollout, advantages, returns, config.ppo, rng, device, warm)
+            train_policy = update >= config.ppo.critic_warmup
+            stats = ppo_update(
+                model, optimizer, rollout, advantages, returns, config.ppo, rng, device, train_policy
+            )
             update += 1
             global_step += config.rollout_steps * config.num_games
             if update % config.snapshots.every == 0:

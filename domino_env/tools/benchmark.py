@@ -287,9 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, players in configurations(args):
         rules = Rules.preset(name, players)
         turns: dict[str, list[list[Measurement]]] = {engine: [] for engine in args.engines}
+        seconds = args.seconds / args.repeat
         for turn in range(args.repeat):
             for engine in args.engines:
-                seconds = args.seconds / args.repeat
                 turns[engine].append(
                     measure(engine, rules, seconds, args.seed + turn, args.num_envs, args.vector_envs)
                 )
