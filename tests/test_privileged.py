@@ -111,3 +111,39 @@ def test_warmup_trains_the_critic_alone_then_the_agent_plays_from_its_observatio
     state = play.state()
     actions = policy(state.obs, state.mask)
     assert state.mask[np.arange(16), actions].all()
+
+
+def test_a_resumed_privileged_run_repeats_the_uninterrupted_one(tmp_path: Path) -> None:
+    """The critic, its optimizer state and the warm-up (which ends after the halt) resume exactly."""
+
+    def run(folder: Path, updates: int):
+        return parse_train_config(
+            {
+                "preset": "block",
+                "players": 2,
+                "seed": 3,
+                "threads": 1,
+                "num_games": 16,
+                "rollout_steps": 8,
+                "total_updates": updates,
+                "model": {"hidden": [32, 32], "privileged_critic": True},
+                "ppo": {"critic_warmup": 2},
+                "eval": {"every": 0},
+                "checkpoint": {"every": 1, "keep": 10},
+                "opponents": {"self": 0.75, "past": 0.25},
+                "progress": False,
+                "output_dir": str(folder),
+                "name": "run",
+            }
+        )
+
+    straight = run(tmp_path / "straight", 4)
+    train_script.train(straight)
+    train_script.train(run(tmp_path / "halted", 1))
+    resumed = run(tmp_path / "halted", 4)
+    train_script.train(resumed, resume=True)
+    mine = load_checkpoint(resumed.run_dir / "checkpoints" / "update_000004.pt")
+    theirs = load_checkpoint(straight.run_dir / "checkpoints" / "update_000004.pt")
+    assert mine["model"].keys() == theirs["model"].keys()
+    assert any(key.startswith("critic.") for key in mine["model"])
+    assert all(torch.equal(mine["model"][k], theirs["model"][k]) for k in theirs["model"])
