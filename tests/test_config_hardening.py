@@ -109,6 +109,8 @@ def test_eval_opponents_may_be_empty_when_evaluations_are_off() -> None:
             "bots.pimc.candidates=100000",
             r"bots\.pimc\.candidates must be an integer at least 1 and at most 1000",
         ),
+        ("bots.pimc.exact=3", r"bots\.pimc: exact must be true or false, got 3"),
+        ("bots.pimc.inference=5", r"bots\.pimc: inference must be a checkpoint .*, got 5"),
         ("bots.pimc.epsilon=.nan", r"bots\.pimc\.epsilon must be a finite number, got nan"),
         ("bots.strong.weights=[1,.inf]", r"bots\.strong\.weights\[1\] must be a finite number, got inf"),
     ],

@@ -104,6 +104,13 @@ class PimcBot:
     ) -> None:
         if samples is None:
             samples = default_samples(rules)
+        if not isinstance(exact, bool):
+            raise ValueError(f"exact must be true or false, got {exact!r}")
+        for option, spec in (("policy_prior", policy_prior), ("inference", inference)):
+            if not isinstance(spec, str):
+                raise ValueError(
+                    f"{option} must be a checkpoint (a path or a shipped agent's name), got {spec!r}"
+                )
         if samples < 1 or rollouts < 1:
             raise ValueError(f"samples and rollouts must be >= 1, got {samples} and {rollouts}")
         if exact:
