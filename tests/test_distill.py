@@ -114,6 +114,48 @@ def test_loss_is_the_cross_entropy_to_the_soft_targets() -> None:
     assert Labelled.concat([Labelled(obs, mask, values)] * 2).values.shape == (32, rules.num_actions)
 
 
+def test_values_target_regresses_the_logits_on_the_move_values() -> None:
+    rules = Rules.preset("block", 2)
+    found = choice_positions(rules, 16, seed=2)
+    o, m = torch.from_numpy(found.obs), torch.from_numpy(found.mask)
+    v = torch.where(m, torch.randn(m.shape, generator=torch.Generator().manual_seed(0)) * 3, 0.0)
+    model = ActorCritic(rules, (32,), move_features=True)
+    policy_loss, _, _ = distill_loss(
+        model, model.encoder(o), m, model.move_inputs(o, m), v, 2.0, 0.1, "values"
+    )
+    logits, _ = model(o, m)
+    expected = 0.5 * ((0.1 * (logits * 2.0 - v))[m] ** 2).mean()
+    torch.testing.assert_close(policy_loss, expected)
+
+
+def test_values_target_learns_the_mean_of_noisy_labels() -> None:
+    """Each position appears with labels that are its true move values plus noise larger than the
+    gaps between moves: the regressed values end near the true ones, so the greedy move is the best
+    move on average, which a softmax of each noisy label (the "soft" target) would blur."""
+    rules = Rules.preset("block", 2)
+    found = choice_positions(rules, 64, seed=4)
+    rng = np.random.default_rng(1)
+    true = np.where(found.mask, rng.normal(size=found.mask.shape), np.nan).astype(np.float32)
+    copies = 40
+    noisy = np.repeat(true, copies, axis=0) + rng.normal(scale=2.0, size=(64 * copies, true.shape[1]))
+    data = Labelled(
+        np.repeat(found.obs, copies, 0), np.repeat(found.mask, copies, 0), noisy.astype(np.float32)
+    )
+    torch.manual_seed(0)
+    model = ActorCritic(rules, (64,), move_features=True)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    common = dict(
+        temperature=0.5, value_scale=0.5, vf_coef=0.5, max_grad_norm=1.0, device=torch.device("cpu")
+    )
+    distill_epochs(model, optimizer, data, 30, 256, rng=np.random.default_rng(0), target="values", **common)
+    o, m = torch.from_numpy(found.obs), torch.from_numpy(found.mask)
+    with torch.no_grad():
+        learned = model(o, m)[0].numpy() * 0.5
+    error = np.abs(learned - true)[found.mask]
+    assert np.median(error) < 0.4  # the labels' own noise is 2.0
+    assert (learned.argmax(1) == np.nanargmax(true, 1)).mean() > 0.75  # a label picks it 1 time in 2
+
+
 # -- the training path: scripts/train.py with ``distill`` -------------------------------------------
 
 DISTILL = {

@@ -160,6 +160,9 @@ class DistillConfig(ConfigModel):
     """Adam learning rate of the distillation (PPO then starts its own optimizer at ``ppo.lr``)."""
     temperature: Number = Field(0.5, gt=0, le=1000)
     """In points: the target is softmax(teacher's move values / temperature) over the legal moves."""
+    target: Literal["soft", "values"] = "soft"
+    """"soft": cross-entropy to that softmax. "values": the logits x ``temperature`` regress the
+    teacher's move values (squared error), which suits noisy one-search labels (``privileged``)."""
     games: int = Field(1024, ge=1, le=65536)
     """Games played side by side to collect positions."""
     teacher: dict[str, Any] = Field(default_factory=dict)

@@ -143,9 +143,17 @@ def distill_loss(
     values: torch.Tensor,
     temperature: float,
     value_scale: float,
+    target: str = "soft",
 ) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
-    """(policy loss, value loss, statistics): cross-entropy to the teacher's soft targets, and the
-    value head's squared error (halved).
+    """(policy loss, value loss, statistics): the policy's loss against the teacher's move values, and
+    the value head's squared error (halved).
+
+    ``target`` "soft": cross-entropy to softmax(values / ``temperature``), the teacher's ranking.
+    "values": the logits times ``temperature`` are the network's move values, regressed on the
+    teacher's (squared error in reward units, halved, averaged over legal moves). A noisy value
+    (one privileged search per position) then averages out over positions that look alike, where the
+    softmax of each noisy value would not: the network learns the expected value of each move given
+    what it sees, and its softmax policy is softmax(those values / ``temperature``).
 
     ``features``: ``model.encoder(obs)``; ``moves``: ``model.move_inputs(obs, mask)`` (both
     computed once for a whole data set). ``values``: (B, A) the teacher's move values in points
@@ -154,9 +162,12 @@ def distill_loss(
     """
     logits, predicted = model.heads(features, mask, moves)
     legal_values = torch.where(mask, values, torch.full_like(values, -torch.inf))
-    target = (legal_values / temperature).softmax(dim=1)
-    log_probs = logits.log_softmax(dim=1)
-    policy_loss = -(target * log_probs).sum(dim=1).mean()
+    if target == "soft":
+        soft = (legal_values / temperature).softmax(dim=1)
+        policy_loss = -(soft * logits.log_softmax(dim=1)).sum(dim=1).mean()
+    else:
+        error = torch.where(mask, value_scale * (logits * temperature - values), 0.0)
+        policy_loss = 0.5 * (error**2).sum() / mask.sum()
     best = legal_values.max(dim=1).values
     value_loss = 0.5 * ((predicted - value_scale * best) ** 2).mean()
     with torch.no_grad():
@@ -179,6 +190,7 @@ def distill_epochs(
     max_grad_norm: float,
     rng: np.random.Generator,
     device: torch.device,
+    target: str = "soft",
 ) -> dict[str, float]:
     """``epochs`` passes of minibatch descent on ``data``; the last epoch's mean statistics.
 
@@ -198,7 +210,7 @@ def distill_epochs(
             idx = order[start : start + batch]
             batch_moves = None if moves is None else moves.select(idx)
             policy_loss, value_loss, step = distill_loss(
-                model, features[idx], mask[idx], batch_moves, values[idx], temperature, value_scale
+                model, features[idx], mask[idx], batch_moves, values[idx], temperature, value_scale, target
             )
             optimizer.zero_grad()
             (policy_loss + vf_coef * value_loss).backward()
