@@ -32,6 +32,9 @@ from domino_env.engine.rules import Rules
 from domino_env.envs.policies import Policy
 from domino_env.envs.selfplay import SelfPlay
 
+MOVE_CHUNK = 65536
+"""Positions whose move features are computed at once when a data set is prepared."""
+
 
 @dataclass
 class Labelled:
@@ -199,9 +202,14 @@ def distill_epochs(
     obs = torch.from_numpy(data.obs).to(device)
     mask = torch.from_numpy(data.mask).to(device)
     values = torch.from_numpy(np.nan_to_num(data.values, nan=0.0)).to(device)
-    moves = model.move_inputs(obs, mask)
-    with torch.no_grad():
-        features = model.encoder(obs)
+    # Move features once for the whole set, a chunk at a time (their NumPy intermediates are large);
+    # the observations are encoded per minibatch (1.5 KB a position encoded, against 0.2 KB raw).
+    moves = None
+    if model.uses_move_features:
+        chunks = range(0, len(data), MOVE_CHUNK)
+        moves = MoveInputs.concat(
+            [model.move_inputs(obs[i : i + MOVE_CHUNK], mask[i : i + MOVE_CHUNK]) for i in chunks]
+        )
     stats: dict[str, list[float]] = {}
     for _ in range(epochs):
         stats = {}
@@ -210,7 +218,14 @@ def distill_epochs(
             idx = order[start : start + batch]
             batch_moves = None if moves is None else moves.select(idx)
             policy_loss, value_loss, step = distill_loss(
-                model, features[idx], mask[idx], batch_moves, values[idx], temperature, value_scale, target
+                model,
+                model.encoder(obs[idx]),
+                mask[idx],
+                batch_moves,
+                values[idx],
+                temperature,
+                value_scale,
+                target,
             )
             optimizer.zero_grad()
             (policy_loss + vf_coef * value_loss).backward()
