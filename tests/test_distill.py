@@ -220,6 +220,25 @@ def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None
     assert result.pairs[0].deals == 8
 
 
+def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) -> None:
+    """configs/block_exact.yaml in small: exact labels on the true deal, the logits regress them."""
+    exact = {"privileged": True, "target": "values", "teacher": {"exact": True, "prior": 0}}
+    config = distill_config(tmp_path, "x", total_updates=1, distill={**DISTILL["distill"], **exact})
+    train_script.train(config)
+    labels = np.load(config.run_dir / "teacher" / "round_000.npz")
+    # Exact values of a finished 2-player block round are whole or half points.
+    legal = labels["values"][labels["mask"]]
+    np.testing.assert_array_equal(legal * 2, np.round(legal * 2))
+    best = config.run_dir / "checkpoints" / "best.pt"
+    result = run_arena(
+        ArenaConfig(
+            preset="block", players=2, policies=[str(best), "pimc"], format="head_to_head",
+            deals=8, matches=0, progress=False, output={"json": False, "csv": False, "plot": False},
+        )
+    )  # fmt: skip
+    assert result.pairs[0].deals == 8
+
+
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
     data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
     path = tmp_path / "round_000.npz"
@@ -233,6 +252,8 @@ def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None
 def test_distillation_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match=r"distill\.temperature"):
         parse_train_config({"distill": {"temperature": 0}})
+    with pytest.raises(ConfigError, match=r"distill\.target"):
+        parse_train_config({"distill": {"target": "value"}})
     with pytest.raises(ConfigError, match=r"distill\.teacher\.samples"):
         parse_train_config({"distill": {"teacher": {"samples": 0}}})
     with pytest.raises(ConfigError, match="did you mean 'pimc'"):
