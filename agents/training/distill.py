@@ -153,10 +153,13 @@ def distill_loss(
 
     ``target`` "soft": cross-entropy to softmax(values / ``temperature``), the teacher's ranking.
     "values": the logits times ``temperature`` are the network's move values, regressed on the
-    teacher's (squared error in reward units, halved, averaged over legal moves). A noisy value
-    (one privileged search per position) then averages out over positions that look alike, where the
-    softmax of each noisy value would not: the network learns the expected value of each move given
-    what it sees, and its softmax policy is softmax(those values / ``temperature``).
+    teacher's up to a constant per position (squared error of the errors centred over the legal
+    moves, in reward units, halved, averaged over legal moves). A noisy value (one privileged search
+    per position) then averages out over positions that look alike, where the softmax of each noisy
+    value would not: the network learns each move's expected advantage given what it sees, and its
+    policy is softmax(those values / ``temperature``). Centring drops the part of the noise that the
+    deal gives every move alike (how good the hidden hands are for us), which only the value head
+    needs to learn.
 
     ``features``: ``model.encoder(obs)``; ``moves``: ``model.move_inputs(obs, mask)`` (both
     computed once for a whole data set). ``values``: (B, A) the teacher's move values in points
@@ -168,9 +171,10 @@ def distill_loss(
     if target == "soft":
         soft = (legal_values / temperature).softmax(dim=1)
         policy_loss = -(soft * logits.log_softmax(dim=1)).sum(dim=1).mean()
-    else:
+    else:  # centred over the legal moves: what the deal gives every move alike is noise to the policy
         error = torch.where(mask, value_scale * (logits * temperature - values), 0.0)
-        policy_loss = 0.5 * (error**2).sum() / mask.sum()
+        error = error - error.sum(dim=1, keepdim=True) / mask.sum(dim=1, keepdim=True)
+        policy_loss = 0.5 * (error**2 * mask).sum() / mask.sum()
     best = legal_values.max(dim=1).values
     value_loss = 0.5 * ((predicted - value_scale * best) ** 2).mean()
     with torch.no_grad():
