@@ -226,15 +226,18 @@ def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None
 
 
 def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) -> None:
-    """configs/block_exact.yaml in small: exact labels on the true deal, the logits regress them."""
+    """configs/block_exact.yaml in small: exact labels on the true deal, the logits regress them,
+    and no PPO after (``total_updates: 0``)."""
     exact = {"privileged": True, "target": "values", "teacher": {"exact": True, "prior": 0}}
-    config = distill_config(tmp_path, "x", total_updates=1, distill={**DISTILL["distill"], **exact})
+    config = distill_config(tmp_path, "x", total_updates=0, distill={**DISTILL["distill"], **exact})
     train_script.train(config)
     labels = np.load(config.run_dir / "teacher" / "round_000.npz")
     # Exact values of a finished 2-player block round are whole or half points.
     legal = labels["values"][labels["mask"]]
     np.testing.assert_array_equal(legal * 2, np.round(legal * 2))
-    best = config.run_dir / "checkpoints" / "best.pt"
+    checkpoints = config.run_dir / "checkpoints"
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["best.pt", "update_000000.pt"]  # no PPO
+    best = checkpoints / "best.pt"
     result = run_arena(
         ArenaConfig(
             preset="block", players=2, policies=[str(best), "pimc"], format="head_to_head",

@@ -210,8 +210,8 @@ class TrainConfig(TopLevelConfig):
     threads: int = Field(1, ge=1, le=THREADS_MAX)
     """torch CPU threads. 1 by default: the batches are small and interleaved with numpy env steps,
     and on 2 cores 2 threads ran the whole loop over 10x slower (spinning thread pools)."""
-    total_updates: int = Field(100, ge=1, le=UPDATES_MAX)
-    """Updates to train for (a resumed run continues up to it)."""
+    total_updates: int = Field(100, ge=0, le=UPDATES_MAX)
+    """Updates to train for (a resumed run continues up to it); 0 with ``distill``: distillation alone."""
     num_games: int = Field(256, ge=1, le=65536)
     """Games played side by side in each rollout."""
     rollout_steps: int = Field(32, ge=1, le=4096)
@@ -247,6 +247,8 @@ class TrainConfig(TopLevelConfig):
                 f"ray.workers ({self.ray.workers}) must be at most num_games ({self.num_games}): "
                 "every actor plays some of the games"
             )
+        if self.total_updates == 0 and not self.distill.rounds:
+            raise ConfigError("total_updates must be >= 1 (0 only with distill.rounds: distillation alone)")
         steps = self.num_games * self.rollout_steps
         if steps > ROLLOUT_MAX:
             raise ConfigError(
