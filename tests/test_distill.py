@@ -161,6 +161,30 @@ def test_values_target_learns_the_mean_of_noisy_labels() -> None:
     assert (learned.argmax(1) == np.nanargmax(true, 1)).mean() > 0.75  # a label picks it 1 time in 2
 
 
+def test_anneal_lowers_the_learning_rate_to_zero_over_the_epochs_then_restores_it() -> None:
+    rules = Rules.preset("block", 2)
+    found = choice_positions(rules, 40, seed=3)
+    data = Labelled(found.obs, found.mask, np.where(found.mask, 1.0, np.nan).astype(np.float32))
+    model = ActorCritic(rules, (16,), move_features=True)
+    used: list[float] = []
+
+    class Recording(torch.optim.SGD):
+        def step(self, closure=None):
+            used.append(self.param_groups[0]["lr"])
+            return super().step(closure)
+
+    optimizer = Recording(model.parameters(), lr=0.1)
+    common = dict(
+        temperature=0.5, value_scale=0.05, vf_coef=0.5, max_grad_norm=1.0, device=torch.device("cpu")
+    )
+    distill_epochs(model, optimizer, data, 2, 10, rng=np.random.default_rng(0), anneal=True, **common)
+    np.testing.assert_allclose(used, 0.1 * (1 - np.arange(8) / 8))  # 2 epochs of 4 minibatches
+    assert optimizer.param_groups[0]["lr"] == 0.1
+    used.clear()
+    distill_epochs(model, optimizer, data, 1, 10, rng=np.random.default_rng(0), **common)
+    assert used == [0.1] * 4
+
+
 # -- the training path: scripts/train.py with ``distill`` -------------------------------------------
 
 DISTILL = {

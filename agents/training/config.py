@@ -163,6 +163,9 @@ class DistillConfig(ConfigModel):
     target: Literal["soft", "values"] = "soft"
     """"soft": cross-entropy to that softmax. "values": the logits x ``temperature`` regress the
     teacher's move values (squared error), which suits noisy one-search labels (``privileged``)."""
+    anneal: bool = False
+    """The last round's learning rate falls linearly to 0 over its epochs: the weights settle on
+    the mean of noisy labels (``target: values``) instead of following the last minibatches."""
     games: int = Field(1024, ge=1, le=65536)
     """Games played side by side to collect positions."""
     teacher: dict[str, Any] = Field(default_factory=dict)

@@ -198,10 +198,13 @@ def distill_epochs(
     rng: np.random.Generator,
     device: torch.device,
     target: str = "soft",
+    anneal: bool = False,
 ) -> dict[str, float]:
     """``epochs`` passes of minibatch descent on ``data``; the last epoch's mean statistics.
 
-    Minibatches are drawn with ``rng`` (numpy), so a seeded run repeats itself.
+    Minibatches are drawn with ``rng`` (numpy), so a seeded run repeats itself. ``anneal``: the
+    learning rate falls linearly to 0 over these epochs (then is restored), so the weights settle
+    on the mean of noisy labels instead of wandering with the last minibatches.
     """
     obs = torch.from_numpy(data.obs).to(device)
     mask = torch.from_numpy(data.mask).to(device)
@@ -215,10 +218,17 @@ def distill_epochs(
             [model.move_inputs(obs[i : i + MOVE_CHUNK], mask[i : i + MOVE_CHUNK]) for i in chunks]
         )
     stats: dict[str, list[float]] = {}
+    rates = [group["lr"] for group in optimizer.param_groups]
+    steps = epochs * -(-len(data) // batch)
+    done = 0
     for _ in range(epochs):
         stats = {}
         order = torch.from_numpy(rng.permutation(len(data))).to(device)
         for start in range(0, len(data), batch):
+            if anneal:
+                for group, rate in zip(optimizer.param_groups, rates, strict=True):
+                    group["lr"] = rate * (1 - done / steps)
+                done += 1
             idx = order[start : start + batch]
             batch_moves = None if moves is None else moves.select(idx)
             policy_loss, value_loss, step = distill_loss(
@@ -237,4 +247,6 @@ def distill_epochs(
             optimizer.step()
             for key, value in step.items():
                 stats.setdefault(key, []).append(value)
+    for group, rate in zip(optimizer.param_groups, rates, strict=True):
+        group["lr"] = rate
     return {key: float(np.mean(value)) for key, value in stats.items()}

@@ -469,7 +469,7 @@ def _distill(
         stats = distill_epochs(
             model, optimizer, Labelled.concat(labelled), settings.epochs, settings.batch,
             settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
-            rng, device, settings.target,
+            rng, device, settings.target, settings.anneal and round_ == settings.rounds - 1,
         )  # fmt: skip
         for name, value in stats.items():
             writer.add_scalar(f"distill/{name}", value, round_)
