@@ -162,7 +162,8 @@ class DistillConfig(ConfigModel):
     """In points: the target is softmax(teacher's move values / temperature) over the legal moves."""
     target: Literal["soft", "values"] = "soft"
     """"soft": cross-entropy to that softmax. "values": the logits x ``temperature`` regress the
-    teacher's move values (squared error), which suits noisy one-search labels (``privileged``)."""
+    teacher's move values up to a constant per position (squared error centred over the legal
+    moves), which suits noisy one-search labels (``privileged``)."""
     anneal: bool = False
     """The last round's learning rate falls linearly to 0 over its epochs: the weights settle on
     the mean of noisy labels (``target: values``) instead of following the last minibatches."""

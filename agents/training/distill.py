@@ -161,10 +161,10 @@ def distill_loss(
     deal gives every move alike (how good the hidden hands are for us), which only the value head
     needs to learn.
 
-    ``features``: ``model.encoder(obs)``; ``moves``: ``model.move_inputs(obs, mask)`` (both
-    computed once for a whole data set). ``values``: (B, A) the teacher's move values in points
-    (any number on illegal moves); the value target is the best move's value times
-    ``value_scale`` (the training's reward scale).
+    ``features``: ``model.encoder(obs)`` (encoded per minibatch); ``moves``:
+    ``model.move_inputs(obs, mask)`` (computed once for a whole data set). ``values``: (B, A)
+    the teacher's move values in points (any number on illegal moves); the value target is the
+    best move's value times ``value_scale`` (the training's reward scale).
     """
     logits, predicted = model.heads(features, mask, moves)
     legal_values = torch.where(mask, values, torch.full_like(values, -torch.inf))
