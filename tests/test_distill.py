@@ -26,6 +26,7 @@ from agents.training.distill import (
     label_positions,
     load_labels,
     save_labels,
+    shuffled_piles,
 )
 from agents.training.network import ActorCritic
 from domino_env import DominoCore, Rules
@@ -77,6 +78,39 @@ def test_a_privileged_teacher_searches_the_true_deal() -> None:
     sampled = [label_positions(PimcBot(rules, seed=s, samples=4), found).values for s in (1, 2)]
     assert not np.array_equal(*sampled)
     assert np.isfinite(first.values[found.mask]).all() and np.isnan(first.values[~found.mask]).all()
+
+
+def test_shuffled_piles_keep_the_true_hands_and_draw_from_the_true_pile() -> None:
+    rules = Rules.preset("draw", 2)
+    found = choice_positions(rules, 64, seed=4)
+    hands, orders = shuffled_piles(rules, found.obs, found.hands, 8, np.random.default_rng(0))
+    assert hands.shape == (64, 8, 2) and orders.shape == (64, 8, 28)
+    assert (hands == found.hands[:, None]).all()
+    size = Board(rules, found.obs).field("draw_pile")[:, 0].astype(int)
+    assert size.max() > 1
+    for row in range(64):
+        pile = set(found.orders[row, 28 - size[row] :].tolist())  # the true pile's tiles
+        tails = [tuple(orders[row, s, 28 - size[row] :]) for s in range(8)]
+        assert all(set(tail) == pile for tail in tails)
+        if size[row] > 3:  # fresh orders, not one order repeated
+            assert len(set(tails)) > 1
+
+
+def test_pile_samples_average_out_the_draw_order() -> None:
+    """The labels keep the true hands: what two labellings disagree on is the draw order's noise,
+    which averaging 32 shuffles instead of 2 divides by about 16."""
+    rules = Rules.preset("draw", 2)
+    found = choice_positions(rules, 64, seed=5)
+
+    def labels(samples: int, seed: int) -> np.ndarray:
+        teacher = PimcBot(rules, seed=1, prior=0)
+        rng = np.random.default_rng(seed)
+        made = label_positions(teacher, found, True, pile_samples=samples, rng=rng)
+        return made.values[found.mask]
+
+    two = np.mean((labels(2, 1) - labels(2, 2)) ** 2)
+    many = np.mean((labels(32, 1) - labels(32, 2)) ** 2)
+    assert two > 0 and many < two / 4
 
 
 def test_distillation_learns_the_teachers_ranking() -> None:
@@ -271,6 +305,25 @@ def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) ->
     assert result.pairs[0].deals == 8
 
 
+def test_rounds_are_evaluated_as_a_learning_curve_without_changing_the_run(tmp_path: Path) -> None:
+    """``distill.evaluate``: every round's network plays the eval opponents (the curve over labelled
+    positions; the last round is update 0), and the run's weights are those of a run without it."""
+    on = {**DISTILL["distill"], "rounds": 3, "evaluate": True}
+    config = distill_config(tmp_path, "on", total_updates=1, distill=on)
+    train_script.train(config)
+    events = EventAccumulator(str(config.run_dir)).Reload()
+    steps = [event.step for event in events.Scalars("distill_eval/diff_vs_pimc")]
+    assert steps == [96, 192, 288]
+    checkpoints = config.run_dir / "checkpoints"
+    assert (checkpoints / "distill_round_001.pt").exists() and not (
+        checkpoints / "distill_round_002.pt"
+    ).exists()
+    off = distill_config(tmp_path, "off", total_updates=1, distill={**on, "evaluate": False})
+    train_script.train(off)
+    final, other = (weights(run.run_dir / "checkpoints" / "update_000001.pt") for run in (config, off))
+    assert all(torch.equal(final[k], other[k]) for k in final)
+
+
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
     data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
     path = tmp_path / "round_000.npz"
@@ -290,6 +343,17 @@ def test_distillation_settings_are_checked() -> None:
         parse_train_config({"distill": {"teacher": {"samples": 0}}})
     with pytest.raises(ConfigError, match="did you mean 'pimc'"):
         parse_train_config({"bots": {"pimcc": {}}})
+    with pytest.raises(ConfigError, match=r"distill\.pile_samples .*needs distill\.privileged"):
+        parse_train_config({"distill": {"pile_samples": 4}})
+    with pytest.raises(ConfigError, match=r"distill\.evaluate needs at least one bot"):
+        parse_train_config({"distill": {"evaluate": True}, "eval": {"every": 0, "opponents": []}})
+
+
+def test_pile_samples_on_a_preset_without_a_pile_stop_the_run(tmp_path: Path) -> None:
+    piles = {**DISTILL["distill"], "privileged": True, "pile_samples": 4}
+    with pytest.raises(ConfigError, match=r"distill\.pile_samples: block has no draw pile"):
+        train_script.train(distill_config(tmp_path, "p", distill=piles))
+    assert not (tmp_path / "p").exists()
 
 
 def test_bad_bot_options_stop_the_run_before_it_starts(tmp_path: Path) -> None:

@@ -175,6 +175,15 @@ class DistillConfig(ConfigModel):
     """The teacher searches the true deal of each position instead of sampled ones (hidden hands
     in the training targets only; the network still plays from its observation). One search
     per position instead of ``samples``, and the targets average over the real hidden hands."""
+    pile_samples: int = Field(1, ge=1, le=64)
+    """With ``privileged``, on a drawing preset: a move's label is the mean of this many searches of
+    the true hands, each with the draw pile shuffled anew. No seat knows the pile's order, so a
+    shuffle is an exact sample of it: the labels keep the real hands and shed the noise of one draw
+    order, for this many times the search."""
+    evaluate: bool = False
+    """Evaluate the network after every round against ``eval.opponents`` (``eval.deals`` deals from
+    ``eval.seed``): the learning curve in labelled positions (TensorBoard ``distill_eval/*``); the
+    last round's network is update 0, evaluated as such."""
 
 
 class TrainRayConfig(RayConfig):
@@ -283,6 +292,12 @@ class TrainConfig(TopLevelConfig):
                 raise ConfigError(unknown_name(f"bots.{name}", name, BOT_NAMES))
             check_bot_options(f"bots.{name}", name, options)
         check_bot_options("distill.teacher", "pimc", self.distill.teacher)
+        if self.distill.pile_samples > 1 and not self.distill.privileged:
+            raise ConfigError(
+                "distill.pile_samples shuffles the true deal's draw pile: it needs distill.privileged: true"
+            )
+        if self.distill.evaluate and not self.eval.opponents:
+            raise ConfigError("distill.evaluate needs at least one bot in eval.opponents")
         if self.eval.every > 0 and not self.eval.opponents:
             raise ConfigError(
                 f"eval.opponents needs at least one bot when eval.every > 0 (or set eval.every=0), "

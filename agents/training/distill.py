@@ -25,6 +25,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.bots.features import Board
+from agents.bots.sampler import pile_order
 from agents.bots.search import PimcBot
 from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic
@@ -97,18 +99,27 @@ def label_positions(
     privileged: bool = False,
     batch: int = 2048,
     progress: Callable[[int], object] | None = None,
+    pile_samples: int = 1,
+    rng: np.random.Generator | None = None,
 ) -> Labelled:
     """The teacher's ``move_values`` for every position, ``batch`` positions per search call.
 
     ``privileged``: search the true deal instead of determinisations of the observation
     (one sample per position, the targets then average over the real hidden hands).
+    ``pile_samples`` > 1 (privileged only): search the true hands that many times, each with
+    the draw pile in a fresh uniform order drawn from ``rng``, and average.
     ``progress``: called with the number of positions labelled so far (a progress bar).
     """
     obs, mask = positions.obs, positions.mask
     values = np.empty(mask.shape, dtype=np.float32)
     for start in range(0, len(obs), batch):
         rows = slice(start, min(start + batch, len(obs)))
-        if privileged:
+        if privileged and pile_samples > 1:
+            if rng is None:
+                raise ValueError("pile_samples > 1 needs an rng to shuffle the draw piles")
+            deal = shuffled_piles(teacher.rules, obs[rows], positions.hands[rows], pile_samples, rng)
+            values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
+        elif privileged:
             deal = positions.hands[rows, None], positions.orders[rows, None]
             values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
         else:
@@ -116,6 +127,16 @@ def label_positions(
         if progress is not None:
             progress(rows.stop)
     return Labelled(obs, mask, values)
+
+
+def shuffled_piles(
+    rules: Rules, obs: np.ndarray, hands: np.ndarray, samples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(B, S, P) the true ``hands`` repeated and (B, S, 28) tile orders: S uniform draw orders of
+    each position's pile (the tiles neither on the table nor in a hand)."""
+    pile = Board(rules, obs).unseen & ~np.bitwise_or.reduce(hands[:, 1:], axis=1)
+    orders = pile_order(np.repeat(pile, samples), rng).reshape(len(obs), samples, -1)
+    return np.repeat(hands[:, None], samples, axis=1), orders
 
 
 def save_labels(path: Path, key: str, data: Labelled) -> None:

@@ -155,6 +155,8 @@ def train(
     console = console or Console()
     rules = config.build_rules()
     _check_bots(config, rules)
+    if config.distill.pile_samples > 1 and not rules.drawing:
+        raise ConfigError(f"distill.pile_samples: {config.preset} has no draw pile to shuffle (set it to 1)")
     fleet = RolloutFleet(config) if config.ray.workers else None  # --- Ray: rollout actors, or None
     checkpoints = config.run_dir / "checkpoints"
 
@@ -358,7 +360,10 @@ def _evaluate_and_record(
     # The arena draws from torch's global RNG (it builds networks): training gets its streams back
     # untouched, so that the checkpoint's RNG states are where the run goes on from, evaluations or not.
     saved = capture_rng(rng)
-    payload["eval_score"] = _evaluate(path, config, writer, payload["global_step"], console)
+    curves = [("eval", payload["global_step"])]
+    if config.distill.evaluate and payload["update"] == 0:  # the distillation curve's last point
+        curves.append(("distill_eval", config.distill.rounds * config.distill.positions))
+    payload["eval_score"] = _evaluate(path, config, writer, curves, console)
     restore_rng(saved, rng)
     writer.flush()
     if payload["eval_score"] > payload["best_score"]:
@@ -445,6 +450,8 @@ def _distill(
         cache = config.run_dir / "teacher" / f"round_{round_:03d}.npz"
         source = [config.preset, config.players, config.rules, config.seed, round_, settings.positions]
         source += [settings.games, settings.teacher, settings.privileged]
+        if settings.pile_samples > 1:  # appended only when set: the caches of earlier runs stay valid
+            source.append(settings.pile_samples)
         key = json.dumps(source) + (_digest(model) if round_ else "")
         data = load_labels(cache, key)
         if data is None:
@@ -463,6 +470,8 @@ def _distill(
                 positions,
                 settings.privileged,
                 progress=lambda done, task=task: bar.update(task, completed=done),
+                pile_samples=settings.pile_samples,
+                rng=np.random.default_rng([seed, 2]),
             )
             save_labels(cache, key, data)
         labelled.append(data)
@@ -477,6 +486,13 @@ def _distill(
             f"distill round {round_}: {len(labelled) * settings.positions:,} positions, agreement with the "
             f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
         )
+        if settings.evaluate and round_ < settings.rounds - 1:  # the last round is update 0's evaluation
+            path = config.run_dir / "checkpoints" / f"distill_round_{round_:03d}.pt"
+            save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
+            saved = capture_rng(rng)
+            curve = [("distill_eval", len(labelled) * settings.positions)]
+            _evaluate(path, config, writer, curve, bar.console)
+            restore_rng(saved, rng)
 
 
 def _digest(model: ActorCritic) -> str:
@@ -487,8 +503,12 @@ def _digest(model: ActorCritic) -> str:
     return hasher.hexdigest()[:16]
 
 
-def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int, console: Console) -> float:
+def _evaluate(
+    path: Path, config: TrainConfig, writer: SummaryWriter, curves: list[tuple[str, int]], console: Console
+) -> float:
     """Greedy policy at ``path`` vs each eval opponent and the best checkpoint so far, on duplicate deals.
+
+    ``curves``: (TensorBoard section, step) pairs the results are logged under.
 
     Returns what picks ``best.pt``: against the first eval opponent, the points difference per round,
     or for match episodes the share of duplicate matches won (``eval.deals`` matches, besides the rounds).
@@ -512,12 +532,14 @@ def _evaluate(path: Path, config: TrainConfig, writer: SummaryWriter, step: int,
     summary = []
     for pair in result.pairs:
         name = pair.second  # the arena names best.pt "best"
-        writer.add_scalar(f"eval/diff_vs_{name}", pair.diff, step)
-        writer.add_scalar(f"eval/ci_vs_{name}", pair.ci, step)
-        writer.add_scalar(f"eval/round_win_vs_{name}", pair.round_win[0], step)
+        for section, step in curves:
+            writer.add_scalar(f"{section}/diff_vs_{name}", pair.diff, step)
+            writer.add_scalar(f"{section}/ci_vs_{name}", pair.ci, step)
+            writer.add_scalar(f"{section}/round_win_vs_{name}", pair.round_win[0], step)
+            if matches:
+                writer.add_scalar(f"{section}/match_win_vs_{name}", pair.match_win[0], step)
         summary.append(f"{name} {pair.diff:+.2f}±{pair.ci:.2f}")
         if matches:
-            writer.add_scalar(f"eval/match_win_vs_{name}", pair.match_win[0], step)
             summary[-1] += f" (matches won {pair.match_win[0]:.1%})"
     console.print(f"eval {path.name}: points/round vs " + ", ".join(summary))
     return result.pairs[0].match_win[0] if matches else result.pairs[0].diff
