@@ -2,6 +2,7 @@
 
     python scripts/plot_curves.py runs/quickstart --out curves.png
     python scripts/plot_curves.py runs/quickstart runs/block --out compare.png --x wall_time
+    python scripts/plot_curves.py runs/draw_playouts --distill --out rounds.png   # per distillation round
 
 Reads the TensorBoard event files ``scripts/train.py`` writes to ``runs/<name>/``
 (``agents.training.curves``); one line per run, one panel per eval opponent.
@@ -21,9 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="PNG file to write")
     parser.add_argument("--x", choices=("step", "wall_time"), default="step", help="x axis (default: step)")
     parser.add_argument("--opponents", nargs="+", help="eval bots to show (default: all)")
+    parser.add_argument(
+        "--distill",
+        action="store_true",
+        help="the evaluations after each distillation round (distill.evaluate)",
+    )
     args = parser.parse_args(argv)
+    section = "distill_eval" if args.distill else "eval"
     try:
-        plot_learning_curves(args.run_dirs, args.out, x=args.x, opponents=args.opponents)
+        plot_learning_curves(args.run_dirs, args.out, x=args.x, opponents=args.opponents, section=section)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from torch.utils.tensorboard import SummaryWriter
 
 from agents.training.curves import eval_opponents, plot_learning_curves, read_scalars
 
@@ -78,3 +79,23 @@ def test_cli_writes_the_png_and_names_a_folder_without_events(
     # The parent of run folders (runs/) is a common slip: the message lists the runs below it.
     with pytest.raises(FileNotFoundError, match=r"runs below it: .*tiny"):
         read_scalars(run_dir.parent)
+
+
+def test_the_distillation_curve_is_drawn_over_positions_labelled(run_dir: Path, tmp_path: Path) -> None:
+    """``distill.evaluate`` runs log ``distill_eval/*`` per round (tests/test_distill.py makes real ones)."""
+    distilled = tmp_path / "distilled"
+    with SummaryWriter(str(distilled)) as writer:
+        for positions, diff in [(1000, -1.0), (2000, -0.3), (3000, 0.2)]:
+            writer.add_scalar("distill_eval/diff_vs_pimc", diff, positions)
+            writer.add_scalar("distill_eval/ci_vs_pimc", 0.4, positions)
+    assert eval_opponents(read_scalars(distilled), "distill_eval") == ["pimc"]
+    figure = Figure()
+    ax = figure.subplots()
+    plot_learning_curves([distilled], ax, section="distill_eval")
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [1000, 2000, 3000])
+    assert ax.get_xlabel() == "positions labelled"
+    out = tmp_path / "rounds.png"
+    assert plot_script.main([str(distilled), "--distill", "--out", str(out)]) == 0 and out.exists()
+    # A run without per-round evaluations says what to set.
+    with pytest.raises(ValueError, match=r"distill\.evaluate: true"):
+        plot_learning_curves([run_dir], tmp_path / "none.png", section="distill_eval")

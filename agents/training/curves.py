@@ -6,7 +6,8 @@ run learned are the arena evaluations: ``eval/diff_vs_<bot>`` (points per round
 against the bot on fixed duplicate deals) and ``eval/ci_vs_<bot>`` (its 95%
 half-width). ``read_scalars`` gives them back as arrays, without TensorBoard's
 UI, so notebooks and ``scripts/plot_curves.py`` can put several runs on one plot
-with their confidence bands.
+with their confidence bands. A distillation run with ``distill.evaluate`` also logs
+``distill_eval/*``: the same evaluations after each round, over the positions labelled.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from tensorboard.backend.event_processing import event_accumulator
 
 XAxis = Literal["step", "wall_time"]
 """``step``: global step (decisions of every seat); ``wall_time``: seconds since the run's first event."""
+Section = Literal["eval", "distill_eval"]
+"""``eval``: the periodic evaluations (step: global step); ``distill_eval``: after each distillation
+round (step: positions labelled so far)."""
 EVENT_GLOB = "events.out.tfevents.*"
-DIFF, CI = "eval/diff_vs_", "eval/ci_vs_"
 
 
 def event_files(run_dir: str | Path) -> list[Path]:
@@ -57,9 +60,10 @@ def read_scalars(run_dir: str | Path, x: XAxis = "step") -> dict[str, tuple[np.n
     return curves
 
 
-def eval_opponents(scalars: dict[str, tuple[np.ndarray, np.ndarray]]) -> list[str]:
-    """The bots a run was evaluated against (its ``eval/diff_vs_<bot>`` tags), in logging order."""
-    return [tag.removeprefix(DIFF) for tag in scalars if tag.startswith(DIFF)]
+def eval_opponents(scalars: dict[str, tuple[np.ndarray, np.ndarray]], section: Section = "eval") -> list[str]:
+    """The bots a run was evaluated against (its ``<section>/diff_vs_<bot>`` tags), in logging order."""
+    diff = f"{section}/diff_vs_"
+    return [tag.removeprefix(diff) for tag in scalars if tag.startswith(diff)]
 
 
 def plot_learning_curves(
@@ -68,23 +72,27 @@ def plot_learning_curves(
     x: XAxis = "step",
     opponents: Sequence[str] | None = None,
     labels: Sequence[str] | None = None,
+    section: Section = "eval",
 ) -> Figure:
     """Points per round against each eval opponent over training, one line per run, with 95% CI bands.
 
     One panel per opponent (default: every opponent any run was evaluated
     against). ``run_dirs``: one run folder or several. ``path_or_ax``: a file to
     save a new figure to, or the axes to draw in (one per opponent). ``labels``
-    default to the run folder names. Returns the figure.
+    default to the run folder names. ``section`` "distill_eval": the curve over
+    distillation rounds instead (x: positions labelled). Returns the figure.
     """
+    diff_tag, ci_tag = f"{section}/diff_vs_", f"{section}/ci_vs_"
     run_dirs = [run_dirs] if isinstance(run_dirs, (str, Path)) else list(run_dirs)
     runs = [read_scalars(run, x) for run in run_dirs]
     labels = [Path(run).name for run in run_dirs] if labels is None else list(labels)
     if len(labels) != len(runs):
         raise ValueError(f"{len(labels)} labels for {len(runs)} runs")
     if opponents is None:
-        opponents = list(dict.fromkeys(bot for scalars in runs for bot in eval_opponents(scalars)))
+        opponents = list(dict.fromkeys(bot for scalars in runs for bot in eval_opponents(scalars, section)))
     if not opponents:
-        raise ValueError(f"no {DIFF}* scalars in {', '.join(map(str, run_dirs))}: train with eval.every > 0")
+        how = "distill.evaluate: true" if section == "distill_eval" else "eval.every > 0"
+        raise ValueError(f"no {diff_tag}* scalars in {', '.join(map(str, run_dirs))}: train with {how}")
     if isinstance(path_or_ax, (str, Path)):
         # A bare Figure (no pyplot): renders with Agg and touches no global backend state.
         figure = Figure(figsize=(5 * len(opponents), 3.8), layout="constrained")
@@ -96,16 +104,19 @@ def plot_learning_curves(
         figure = axes[0].figure
     for ax, bot in zip(axes, opponents, strict=True):
         for scalars, label in zip(runs, labels, strict=True):
-            if DIFF + bot not in scalars:
+            if diff_tag + bot not in scalars:
                 continue
-            steps, diff = scalars[DIFF + bot]
+            steps, diff = scalars[diff_tag + bot]
             (line,) = ax.plot(steps, diff, marker="o", markersize=3, label=label)
-            if CI + bot in scalars:
-                ci = scalars[CI + bot][1]
+            if ci_tag + bot in scalars:
+                ci = scalars[ci_tag + bot][1]
                 ax.fill_between(steps, diff - ci, diff + ci, color=line.get_color(), alpha=0.2, linewidth=0)
         ax.axhline(0.0, color="grey", linewidth=0.8, linestyle="--")
         ax.set_title(f"vs {bot} (95% CI)")
-        ax.set_xlabel("environment steps" if x == "step" else "wall time (s)")
+        if x == "wall_time":
+            ax.set_xlabel("wall time (s)")
+        else:
+            ax.set_xlabel("positions labelled" if section == "distill_eval" else "environment steps")
         ax.set_ylabel("points per round, difference")
         ax.legend(fontsize=8)
     if isinstance(path_or_ax, (str, Path)):
