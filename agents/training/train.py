@@ -486,7 +486,8 @@ def _distill(
             f"distill round {round_}: {len(labelled) * settings.positions:,} positions, agreement with the "
             f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
         )
-        if settings.evaluate and round_ < settings.rounds - 1:  # the last round is update 0's evaluation
+        # The last round's network is update 0, evaluated as such unless eval.every is 0.
+        if settings.evaluate and (round_ < settings.rounds - 1 or config.eval.every == 0):
             path = config.run_dir / "checkpoints" / f"distill_round_{round_:03d}.pt"
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
             saved = capture_rng(rng)
