@@ -64,8 +64,13 @@ def determinise(board: Board, samples: int, rng: np.random.Generator) -> Determi
             break
     else:
         raise RuntimeError(f"no consistent determinisation found for {len(pending)} samples")
-    rest = hidden & ~np.bitwise_or.reduce(hands[:, 1:], axis=1)
+    rest = pile_tiles(hidden, hands)
     return Determinisations(hands.reshape(b, samples, p), rest.reshape(b, samples))
+
+
+def pile_tiles(unseen: np.ndarray, hands: np.ndarray) -> np.ndarray:
+    """(n,) the draw pile: the observer's ``unseen`` tiles in none of the other seats' ``hands`` (n, P)."""
+    return unseen & ~np.bitwise_or.reduce(hands[:, 1:], axis=1)
 
 
 def pile_order(rest: np.ndarray, rng: np.random.Generator) -> np.ndarray:

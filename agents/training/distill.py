@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from agents.bots.features import Board
-from agents.bots.sampler import pile_order
+from agents.bots.sampler import pile_order, pile_tiles
 from agents.bots.search import PimcBot
 from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic
@@ -110,17 +110,17 @@ def label_positions(
     the draw pile in a fresh uniform order drawn from ``rng``, and average.
     ``progress``: called with the number of positions labelled so far (a progress bar).
     """
+    if privileged and pile_samples > 1 and rng is None:
+        raise ValueError("pile_samples > 1 needs an rng to shuffle the draw piles")
     obs, mask = positions.obs, positions.mask
     values = np.empty(mask.shape, dtype=np.float32)
     for start in range(0, len(obs), batch):
         rows = slice(start, min(start + batch, len(obs)))
-        if privileged and pile_samples > 1:
-            if rng is None:
-                raise ValueError("pile_samples > 1 needs an rng to shuffle the draw piles")
-            deal = shuffled_piles(teacher.rules, obs[rows], positions.hands[rows], pile_samples, rng)
-            values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
-        elif privileged:
-            deal = positions.hands[rows, None], positions.orders[rows, None]
+        if privileged:
+            if pile_samples > 1:
+                deal = shuffled_piles(teacher.rules, obs[rows], positions.hands[rows], pile_samples, rng)
+            else:
+                deal = positions.hands[rows, None], positions.orders[rows, None]
             values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
         else:
             values[rows] = teacher.move_values(obs[rows], mask[rows])
@@ -134,7 +134,7 @@ def shuffled_piles(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(B, S, P) the true ``hands`` repeated and (B, S, 28) tile orders: S uniform draw orders of
     each position's pile (the tiles neither on the table nor in a hand)."""
-    pile = Board(rules, obs).unseen & ~np.bitwise_or.reduce(hands[:, 1:], axis=1)
+    pile = pile_tiles(Board(rules, obs).unseen, hands)
     orders = pile_order(np.repeat(pile, samples), rng).reshape(len(obs), samples, -1)
     return np.repeat(hands[:, None], samples, axis=1), orders
 

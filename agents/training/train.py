@@ -357,14 +357,10 @@ def _evaluate_and_record(
     leaves the evaluation pending and best.pt the one it played: the resume evaluates it again. A kill
     between 3 and 4 leaves best.pt holding update N and its score: the resume takes the record from it.
     """
-    # The arena draws from torch's global RNG (it builds networks): training gets its streams back
-    # untouched, so that the checkpoint's RNG states are where the run goes on from, evaluations or not.
-    saved = capture_rng(rng)
     curves = [("eval", payload["global_step"])]
     if config.distill.evaluate and payload["update"] == 0:  # the distillation curve's last point
         curves.append(("distill_eval", config.distill.rounds * config.distill.positions))
-    payload["eval_score"] = _evaluate(path, config, writer, curves, console)
-    restore_rng(saved, rng)
+    payload["eval_score"] = _evaluate(path, config, rng, writer, curves, console)
     writer.flush()
     if payload["eval_score"] > payload["best_score"]:
         payload["best_score"] = payload["eval_score"]
@@ -490,10 +486,8 @@ def _distill(
         if settings.evaluate and (round_ < settings.rounds - 1 or config.eval.every == 0):
             path = config.run_dir / "checkpoints" / f"distill_round_{round_:03d}.pt"
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
-            saved = capture_rng(rng)
             curve = [("distill_eval", len(labelled) * settings.positions)]
-            _evaluate(path, config, writer, curve, bar.console)
-            restore_rng(saved, rng)
+            _evaluate(path, config, rng, writer, curve, bar.console)
 
 
 def _digest(model: ActorCritic) -> str:
@@ -505,11 +499,18 @@ def _digest(model: ActorCritic) -> str:
 
 
 def _evaluate(
-    path: Path, config: TrainConfig, writer: SummaryWriter, curves: list[tuple[str, int]], console: Console
+    path: Path,
+    config: TrainConfig,
+    rng: np.random.Generator,
+    writer: SummaryWriter,
+    curves: list[tuple[str, int]],
+    console: Console,
 ) -> float:
     """Greedy policy at ``path`` vs each eval opponent and the best checkpoint so far, on duplicate deals.
 
-    ``curves``: (TensorBoard section, step) pairs the results are logged under.
+    ``curves``: (TensorBoard section, step) pairs the results are logged under. The arena draws
+    from torch's global RNG (it builds networks): training (``rng`` and the global streams) gets its
+    streams back untouched, so that a run goes on the same with evaluations or without.
 
     Returns what picks ``best.pt``: against the first eval opponent, the points difference per round,
     or for match episodes the share of duplicate matches won (``eval.deals`` matches, besides the rounds).
@@ -529,7 +530,9 @@ def _evaluate(
         bots={name: options for name, options in config.bots.items() if name in config.eval.opponents},
         progress=False,
     )
+    saved = capture_rng(rng)
     result = run_arena(arena)
+    restore_rng(saved, rng)
     summary = []
     for pair in result.pairs:
         name = pair.second  # the arena names best.pt "best"
