@@ -438,7 +438,8 @@ def describe_error(root: type[ConfigModel], error: ValidationError) -> str:
 def _path(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
-        text = _safe_str(part)
+        # A key with a newline or other unprintable character is quoted: the message stays one line.
+        text = repr(part) if isinstance(part, str) and not part.isprintable() else _safe_str(part)
         out += f"[{text}]" if isinstance(part, int) else (f".{text}" if out else text)
     return out
 
