@@ -145,7 +145,12 @@ def test_loss_is_the_cross_entropy_to_the_soft_targets() -> None:
     torch.testing.assert_close(policy_loss, expected)
     best = torch.from_numpy(np.nanmax(values, axis=1))
     torch.testing.assert_close(value_loss, 0.5 * ((predicted - 0.1 * best) ** 2).mean())
-    assert Labelled.concat([Labelled(obs, mask, values)] * 2).values.shape == (32, rules.num_actions)
+    store = Labelled.empty(32, Labelled(obs, mask, values))
+    store.put(0, Labelled(obs, mask, values))
+    both = store.put(16, Labelled(obs, mask, -values))
+    assert both.values.shape == (32, rules.num_actions) and np.shares_memory(both.values, store.values)
+    np.testing.assert_array_equal(both.values[16:], -values)
+    np.testing.assert_array_equal(both.obs[:16], obs)
 
 
 def test_values_target_regresses_the_logits_on_the_move_values() -> None:

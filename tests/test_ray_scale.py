@@ -14,6 +14,7 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.rllib")
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import yaml  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -21,13 +22,16 @@ from ray.cluster_utils import Cluster  # noqa: E402
 from agents.arena import distributed as arena_distributed  # noqa: E402
 from agents.arena.config import load_config  # noqa: E402
 from agents.arena.tournament import run_arena  # noqa: E402
+from agents.bots.registry import make_bot  # noqa: E402
 from agents.training import distributed as train_distributed  # noqa: E402
 from agents.training.checkpoint import load_checkpoint  # noqa: E402
 from agents.training.config import load_train_config  # noqa: E402
+from agents.training.distill import collect_positions  # noqa: E402
 from agents.training.rllib import SEAT_RETURN, load_rllib_config  # noqa: E402
 from agents.training.rllib import train as train_rllib  # noqa: E402
 from agents.training.train import train  # noqa: E402
 from agents.training.tune import sweep  # noqa: E402
+from domino_env.engine.rules import Rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,14 +112,14 @@ def test_distributed_training_checkpoints_and_resumes(
 def test_a_killed_actor_is_restarted_and_its_rollout_redone(
     uninterrupted: dict[str, torch.Tensor], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    collect = train_distributed.RolloutFleet.collect
+    collect = train_distributed.Fleet.collect
     events: list[str] = []
 
     def kill(actor: Any) -> None:
         events.append("killed")
         ray.kill(actor, no_restart=False)
 
-    def kill_mid_update(self: train_distributed.RolloutFleet, *args: Any) -> Any:
+    def kill_mid_update(self: train_distributed.Fleet, *args: Any) -> Any:
         if not events:  # the first update: kill actor 0 while its rollout is in flight
             events.append("submitted")
             threading.Timer(0.3, kill, (self.actors[0],)).start()
@@ -123,10 +127,51 @@ def test_a_killed_actor_is_restarted_and_its_rollout_redone(
         events.append("gathered")
         return rollout
 
-    monkeypatch.setattr(train_distributed.RolloutFleet, "collect", kill_mid_update)
+    monkeypatch.setattr(train_distributed.Fleet, "collect", kill_mid_update)
     survived = run_training(tmp_path, "killed")
     assert events[:3] == ["submitted", "killed", "gathered"]  # killed before its rollout came back
     assert same(survived, uninterrupted)
+
+
+DISTILL = [
+    "preset=draw", "total_updates=0", "distill.rounds=2", "distill.positions=3000", "distill.games=64",
+    "distill.privileged=true", "distill.pile_samples=2", "distill.teacher={prior: 0}",
+    "distill.target=values", "model.hidden=[32]", "eval.every=0", "progress=false", "threads=1",
+]  # fmt: skip
+
+
+def test_distillation_searched_on_ray_trains_the_network_a_local_run_does(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    weights = {}
+    for name, workers in (("local", 0), ("sharded", 2)):
+        overrides = [*DISTILL, f"output_dir={tmp_path}", f"name={name}", f"ray.workers={workers}"]
+        train(load_train_config(ROOT / "configs" / "quickstart.yaml", overrides))
+        weights[name] = load_checkpoint(tmp_path / name / "checkpoints" / "update_000000.pt")["model"]
+    # Privileged labels, the piles shuffled in the driver: two batches a round on two actors, the same
+    # labels, so the same positions in round 1 and the same network.
+    assert same(weights["sharded"], weights["local"])
+
+
+def test_determinised_labels_on_ray_do_not_depend_on_the_worker_count(cluster: Cluster) -> None:
+    rules = Rules.preset("all_fives", 2)
+    positions = collect_positions(rules, make_bot("strong", rules, seed=3), 2500, num_games=64, seed=3)
+    labels = []
+    for workers in (1, 2):
+        config = load_train_config(
+            None,
+            [
+                "preset=all_fives",
+                "distill.rounds=1",
+                "distill.teacher={samples: 4}",
+                f"ray.workers={workers}",
+            ],
+        )
+        with train_distributed.Fleet(config) as fleet:
+            labels.append(fleet.label(positions, seed=11).values)
+    mask = positions.mask
+    assert np.isfinite(labels[0][mask]).all() and np.isnan(labels[0][~mask]).all()
+    np.testing.assert_array_equal(labels[0], labels[1])  # batch k's teacher is seeded by (seed, k)
 
 
 def test_rllib_ppo_trains_with_masks_and_no_illegal_move(cluster: Cluster, tmp_path: Path) -> None:

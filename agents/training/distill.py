@@ -17,7 +17,7 @@ time, so the targets carry no hidden information either.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,8 @@ from domino_env.envs.selfplay import SelfPlay
 
 MOVE_CHUNK = 65536
 """Positions whose move features are computed at once when a data set is prepared."""
+SEARCH_BATCH = 2048
+"""Positions the teacher searches in one call (its playouts of them run side by side)."""
 
 
 @dataclass
@@ -53,8 +55,19 @@ class Labelled:
         return len(self.obs)
 
     @staticmethod
-    def concat(parts: list[Labelled]) -> Labelled:
-        return Labelled(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("obs", "mask", "values")))
+    def empty(size: int, like: Labelled) -> Labelled:
+        """Room for ``size`` positions shaped like ``like``'s: the rounds are written into one set as they
+        come, instead of concatenated (a copy of everything) for each round's training."""
+        return Labelled(
+            *(np.empty((size, *a.shape[1:]), a.dtype) for a in (like.obs, like.mask, like.values))
+        )
+
+    def put(self, start: int, part: Labelled) -> Labelled:
+        """Write ``part`` at row ``start``; returns the rows up to its end (views, no copy)."""
+        end = start + len(part)
+        for store, rows in ((self.obs, part.obs), (self.mask, part.mask), (self.values, part.values)):
+            store[start:end] = rows
+        return Labelled(self.obs[:end], self.mask[:end], self.values[:end])
 
 
 @dataclass
@@ -69,6 +82,11 @@ class Positions:
     """(B, P) uint64: every seat's true hand, by seat relative to the mover."""
     orders: np.ndarray
     """(B, 28) int8: the deal's tile order (its last tiles are the draw pile, in draw order)."""
+
+
+Deal = tuple[np.ndarray, np.ndarray] | tuple[None, None]
+"""(R, S, P) hands and (R, S, 28) tile orders a privileged teacher searches; (None, None): the
+teacher determinises the observations itself."""
 
 
 def collect_positions(rules: Rules, behaviour: Policy, count: int, num_games: int, seed: int) -> Positions:
@@ -97,7 +115,7 @@ def label_positions(
     teacher: PimcBot,
     positions: Positions,
     privileged: bool = False,
-    batch: int = 2048,
+    batch: int = SEARCH_BATCH,
     progress: Callable[[int], object] | None = None,
     pile_samples: int = 1,
     rng: np.random.Generator | None = None,
@@ -109,24 +127,39 @@ def label_positions(
     ``pile_samples`` > 1 (privileged only): search the true hands that many times, each with
     the draw pile in a fresh uniform order drawn from ``rng``, and average.
     ``progress``: called with the number of positions labelled so far (a progress bar).
+    Ray actors share the same batches out (``training/distributed.py``, ``Fleet.label``).
+    """
+    values = np.empty(positions.mask.shape, dtype=np.float32)
+    for rows, deal in search_batches(teacher.rules, positions, privileged, pile_samples, rng, batch):
+        values[rows] = teacher.move_values(positions.obs[rows], positions.mask[rows], *deal)
+        if progress is not None:
+            progress(rows.stop)
+    return Labelled(positions.obs, positions.mask, values)
+
+
+def search_batches(
+    rules: Rules,
+    positions: Positions,
+    privileged: bool,
+    pile_samples: int = 1,
+    rng: np.random.Generator | None = None,
+    batch: int = SEARCH_BATCH,
+) -> Iterator[tuple[slice, Deal]]:
+    """The positions' rows ``batch`` at a time, each with the deals to search on them (``label_positions``).
+
+    The deals come in row order from ``rng`` (shuffled piles), whoever searches them: labels that need
+    no other randomness are the same searched here or on Ray actors.
     """
     if privileged and pile_samples > 1 and rng is None:
         raise ValueError("pile_samples > 1 needs an rng to shuffle the draw piles")
-    obs, mask = positions.obs, positions.mask
-    values = np.empty(mask.shape, dtype=np.float32)
-    for start in range(0, len(obs), batch):
-        rows = slice(start, min(start + batch, len(obs)))
-        if privileged:
-            if pile_samples > 1:
-                deal = shuffled_piles(teacher.rules, obs[rows], positions.hands[rows], pile_samples, rng)
-            else:
-                deal = positions.hands[rows, None], positions.orders[rows, None]
-            values[rows] = teacher.move_values(obs[rows], mask[rows], *deal)
+    for start in range(0, len(positions.obs), batch):
+        rows = slice(start, min(start + batch, len(positions.obs)))
+        if not privileged:
+            yield rows, (None, None)
+        elif pile_samples > 1:
+            yield rows, shuffled_piles(rules, positions.obs[rows], positions.hands[rows], pile_samples, rng)
         else:
-            values[rows] = teacher.move_values(obs[rows], mask[rows])
-        if progress is not None:
-            progress(rows.stop)
-    return Labelled(obs, mask, values)
+            yield rows, (positions.hands[rows, None], positions.orders[rows, None])
 
 
 def shuffled_piles(

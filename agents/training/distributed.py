@@ -1,15 +1,19 @@
-"""Self-play rollouts on Ray actors feeding the learner in ``train.py`` (``ray.workers=N``).
+"""Self-play rollouts and the distillation teacher's search on Ray actors, for the learner in
+``train.py`` (``ray.workers=N``).
 
 The actor-learner split of IMPALA, DouZero and RLlib, with Ray doing the
 placement, transport and restarts:
 
-* ``RolloutWorker`` (one Ray actor per worker, one CPU each) holds a CPU copy of
+* ``Worker`` (one Ray actor per worker, one CPU each) holds a CPU copy of
   the network and plays its share of the update's ``num_games``: its own ``SelfPlay``
   batch and opponents (``Opponents.assign`` over its games, the bots, the ``past``
   snapshot), ``ppo.collect_rollout`` as in a local run.
 * The learner (``train.py``, on ``device``) puts the weights in Ray's object store
   once per update, the actors read them from there, and their rollouts come back
   joined game by game into one ``Rollout`` for the PPO update.
+* Distillation (``distill.rounds``): the teacher's search, most of a round's time, is
+  shared out to the same actors a batch of positions per call (``Fleet.label``); the
+  positions are gathered and the network trained in this process.
 
 Every call carries everything it depends on (weights, snapshot, update number), and
 each worker's deals, opponents and sampling are seeded by (``seed``, update, worker):
@@ -17,12 +21,16 @@ a run is deterministic for a given seed and worker count, and an actor that dies
 (killed, its node lost) is restarted by Ray (``ray.max_restarts``) and its call run
 again with the same result. Checkpoints, ``--resume`` and TensorBoard are the local
 run's; ``ray.workers`` may change on ``--resume`` (the run then goes on as that worker
-count would).
+count would). A label batch's teacher is seeded by (round seed, batch), whichever actor
+searches it: labels are the same for any worker count, and privileged labels from the
+default teacher (playouts of ``strong`` or exact play, no ``epsilon``) are those of a
+local run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from itertools import pairwise
 from types import TracebackType
 from typing import Any
@@ -34,12 +42,15 @@ from agents.arena.distributed import connect, require_ray
 from agents.bots.registry import make_bot
 from agents.training.checkpoint import NetworkPolicy
 from agents.training.config import PAST, SELF, TrainConfig, parse_train_config
+from agents.training.distill import Labelled, Positions, search_batches
 from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic
 from agents.training.ppo import Opponents, Rollout, collect_rollout
 from domino_env.envs.selfplay import SelfPlay
 
 Weights = dict[str, torch.Tensor]
+LABELS_IN_FLIGHT = 2
+"""Label batches queued per actor: the next one is there when a search ends."""
 
 
 def worker_seed(*entropy: int) -> int:
@@ -47,8 +58,9 @@ def worker_seed(*entropy: int) -> int:
     return int(np.random.SeedSequence(list(entropy)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-class RolloutWorker:
-    """``count`` of every update's games, played on CPU (the body of a Ray actor)."""
+class Worker:
+    """``count`` of every update's games, played on CPU, and the teacher's search of label batches
+    (the body of a Ray actor)."""
 
     def __init__(self, config: dict[str, Any], index: int, count: int) -> None:
         torch.set_num_threads(1)  # one CPU per actor
@@ -86,10 +98,16 @@ class RolloutWorker:
             config.reward,
         )  # fmt: skip
 
+    def label(self, seed: int, obs: np.ndarray, mask: np.ndarray, hands: Any, orders: Any) -> np.ndarray:
+        """(B, A) the distillation teacher's move values of one batch (``PimcBot.move_values``), its
+        randomness seeded by ``seed``."""
+        teacher = make_bot("pimc", self.rules, seed, **self.config.distill.teacher)
+        return teacher.move_values(obs, mask, hands, orders).astype(np.float32)
 
-class RolloutFleet:
-    """``config.ray.workers`` Ray actors playing each update's rollout; a context manager that starts
-    (or joins) Ray and the actors, and ends what it started."""
+
+class Fleet:
+    """``config.ray.workers`` Ray actors playing each update's rollout and searching label batches; a
+    context manager that starts (or joins) Ray and the actors, and ends what it started."""
 
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
@@ -97,11 +115,11 @@ class RolloutFleet:
         self.actors: list[Any] = []
         self._started = False
 
-    def __enter__(self) -> RolloutFleet:
+    def __enter__(self) -> Fleet:
         ray, config = self.ray, self.config
         self._started = connect(config.ray)
         restarts = config.ray.max_restarts
-        actor = ray.remote(num_cpus=1, max_restarts=restarts, max_task_retries=restarts)(RolloutWorker)
+        actor = ray.remote(num_cpus=1, max_restarts=restarts, max_task_retries=restarts)(Worker)
         bounds = np.linspace(0, config.num_games, config.ray.workers + 1).astype(int)
         self.actors = [
             actor.remote(config.to_dict(), index, int(hi - lo))
@@ -130,6 +148,52 @@ class RolloutFleet:
         past = ray.put(snapshots[rng.integers(len(snapshots))]) if PAST in self.config.opponents else None
         parts = ray.get([handle.collect.remote(weights, past, update) for handle in self.actors])
         return join_rollouts(parts)
+
+    def label(
+        self,
+        positions: Positions,
+        seed: int,
+        progress: Callable[[int], object] | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> Labelled:
+        """``distill.label_positions`` with the batches searched by the actors, a few in flight per actor.
+
+        The batches and their deals come from ``search_batches`` here, in order (``rng``: the pile
+        shuffles); batch k's teacher is seeded by (``seed``, k). ``progress``: positions labelled so far.
+        """
+        settings = self.config.distill
+        rules = self.config.build_rules()
+        batches = search_batches(rules, positions, settings.privileged, settings.pile_samples, rng)
+        values = np.empty(positions.mask.shape, dtype=np.float32)
+        pending: dict[Any, slice] = {}
+        done = 0
+        for index, (rows, deal) in enumerate(batches):
+            if len(pending) >= LABELS_IN_FLIGHT * len(self.actors):
+                done = self._gather(pending, values, done, progress)
+            actor = self.actors[index % len(self.actors)]
+            call = actor.label.remote(
+                worker_seed(seed, index), positions.obs[rows], positions.mask[rows], *deal
+            )
+            pending[call] = rows
+        while pending:
+            done = self._gather(pending, values, done, progress)
+        return Labelled(positions.obs, positions.mask, values)
+
+    def _gather(
+        self,
+        pending: dict[Any, slice],
+        values: np.ndarray,
+        done: int,
+        progress: Callable[[int], object] | None,
+    ) -> int:
+        """Wait for one label batch and write its values; returns the positions labelled so far."""
+        (ready,), _ = self.ray.wait(list(pending), num_returns=1)
+        rows = pending.pop(ready)
+        values[rows] = self.ray.get(ready)
+        done += rows.stop - rows.start
+        if progress is not None:
+            progress(done)
+        return done
 
 
 def join_rollouts(parts: list[Rollout]) -> Rollout:

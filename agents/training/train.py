@@ -58,7 +58,7 @@ import torch
 import yaml
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.arena.config import ArenaConfig, ConfigError
@@ -91,7 +91,7 @@ from agents.training.distill import (
     load_labels,
     save_labels,
 )
-from agents.training.distributed import RolloutFleet
+from agents.training.distributed import Fleet
 from agents.training.network import ActorCritic, resolve_device
 from agents.training.ppo import LOSSES, Opponents, collect_rollout, compute_advantages, ppo_update
 from domino_env.engine.rules import Rules
@@ -157,7 +157,7 @@ def train(
     _check_bots(config, rules)
     if config.distill.pile_samples > 1 and not rules.drawing:
         raise ConfigError(f"distill.pile_samples: {config.preset} has no draw pile to shuffle (set it to 1)")
-    fleet = RolloutFleet(config) if config.ray.workers else None  # --- Ray: rollout actors, or None
+    fleet = Fleet(config) if config.ray.workers else None  # --- Ray: rollout and search actors, or None
     checkpoints = config.run_dir / "checkpoints"
 
     # Seeding: numpy draws the minibatches, torch the learner's moves; deals are seeded per update.
@@ -220,7 +220,7 @@ def train(
         if config.distill.rounds and not resume:
             # 0. Distillation: the network learns the search teacher's values of every legal move
             #    (training/distill.py); it is checkpointed and evaluated as update 0, then PPO takes over.
-            _distill(model, config, rules, device, rng, writer, bar)
+            _distill(model, config, rules, device, rng, writer, bar, fleet)
             snapshots = [_weights(model)]
             path = checkpoints / "update_000000.pt"
             payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
@@ -429,6 +429,7 @@ def _distill(
     rng: np.random.Generator,
     writer: SummaryWriter,
     bar: Progress,
+    fleet: Fleet | None,
 ) -> None:
     """``distill.rounds`` rounds of expert iteration (training/distill.py): label positions with the teacher,
     then train on every position labelled so far.
@@ -436,11 +437,12 @@ def _distill(
     Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
     (DAgger: the labels cover the states the network reaches). Each round's labels are cached in
     ``<run>/teacher/`` under a key of everything they depend on, so a run killed here and started
-    again skips the search it has done; every round has its own seeds, cached or not.
+    again skips the search it has done; every round has its own seeds, cached or not. With ``fleet``
+    (``ray.workers``) the search is shared out to its actors, each batch seeded by itself.
     """
     settings = config.distill
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, eps=1e-5)
-    labelled: list[Labelled] = []
+    store: Labelled | None = None  # every round's labels, allocated once for all rounds
     for round_ in range(settings.rounds):
         seed = config.seed * 1_000_003 + round_
         cache = config.run_dir / "teacher" / f"round_{round_:03d}.npz"
@@ -448,6 +450,8 @@ def _distill(
         source += [settings.games, settings.teacher, settings.privileged]
         if settings.pile_samples > 1:  # appended only when set: the caches of earlier runs stay valid
             source.append(settings.pile_samples)
+        if fleet is not None:  # a seed per batch, not one stream: the labels may differ from a local run's
+            source.append("ray")
         key = json.dumps(source) + (_digest(model) if round_ else "")
         data = load_labels(cache, key)
         if data is None:
@@ -457,36 +461,43 @@ def _distill(
                 generator = torch.Generator(device=device).manual_seed(seed)
                 behaviour = NetworkPolicy("learner", model, greedy=False, generator=generator)
             positions = collect_positions(rules, behaviour, settings.positions, settings.games, seed)
-            teacher = make_bot("pimc", rules, seed, **settings.teacher)
             task = bar.add_task(
                 f"teacher round {round_}", total=settings.positions, info="positions labelled"
             )
-            data = label_positions(
-                teacher,
-                positions,
-                settings.privileged,
-                progress=lambda done, task=task: bar.update(task, completed=done),
-                pile_samples=settings.pile_samples,
-                rng=np.random.default_rng([seed, 2]),
-            )
+
+            def progress(done: int, task: TaskID = task) -> None:
+                bar.update(task, completed=done)
+
+            piles = np.random.default_rng([seed, 2])
+            if fleet is not None:  # --- Ray (ray.workers): the actors search the batches
+                data = fleet.label(positions, seed, progress, piles)
+            else:
+                teacher = make_bot("pimc", rules, seed, **settings.teacher)
+                data = label_positions(
+                    teacher, positions, settings.privileged, progress=progress,
+                    pile_samples=settings.pile_samples, rng=piles,
+                )  # fmt: skip
             save_labels(cache, key, data)
-        labelled.append(data)
+        if store is None:
+            store = Labelled.empty(settings.rounds * settings.positions, data)
+        labelled = store.put(round_ * settings.positions, data)
+        del data  # the store holds it: one round's labels less in memory while training
         stats = distill_epochs(
-            model, optimizer, Labelled.concat(labelled), settings.epochs, settings.batch,
+            model, optimizer, labelled, settings.epochs, settings.batch,
             settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
             rng, device, settings.target, settings.anneal and round_ == settings.rounds - 1,
         )  # fmt: skip
         for name, value in stats.items():
             writer.add_scalar(f"distill/{name}", value, round_)
         bar.console.print(
-            f"distill round {round_}: {len(labelled) * settings.positions:,} positions, agreement with the "
+            f"distill round {round_}: {len(labelled):,} positions, agreement with the "
             f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
         )
         # The last round's network is update 0, evaluated as such unless eval.every is 0.
         if settings.evaluate and (round_ < settings.rounds - 1 or config.eval.every == 0):
             path = config.run_dir / "checkpoints" / f"distill_round_{round_:03d}.pt"
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
-            curve = [("distill_eval", len(labelled) * settings.positions)]
+            curve = [("distill_eval", len(labelled))]
             _evaluate(path, config, rng, writer, curve, bar.console)
 
 
