@@ -15,6 +15,7 @@ over these rows, which can express ``strong`` exactly and improve on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -58,9 +59,15 @@ class MoveInputs:
     def to(self, device: torch.device) -> MoveInputs:
         return MoveInputs(*(t.to(device) for t in (self.features, self.rows, self.actions, self.counts)))
 
+    @cached_property
+    def starts(self) -> torch.Tensor:
+        """(B,) int64: each decision's first entry. Computed once: minibatches of millions of labelled
+        positions select from the same set thousands of times."""
+        return torch.cumsum(self.counts, 0) - self.counts
+
     def select(self, index: torch.Tensor) -> MoveInputs:
         """The entries of decisions ``index`` (a minibatch), renumbered 0..len(index)-1 in that order."""
-        starts = (torch.cumsum(self.counts, 0) - self.counts)[index]
+        starts = self.starts[index]
         counts = self.counts[index]
         rows = torch.repeat_interleave(torch.arange(len(index), device=index.device), counts)
         offsets = torch.arange(len(rows), device=index.device) - (torch.cumsum(counts, 0) - counts)[rows]
