@@ -155,7 +155,7 @@ def test_distillation_searched_on_ray_trains_the_network_a_local_run_does(
 
 def test_determinised_labels_on_ray_do_not_depend_on_the_worker_count(cluster: Cluster) -> None:
     rules = Rules.preset("all_fives", 2)
-    positions = collect_positions(rules, make_bot("strong", rules, seed=3), 2500, num_games=64, seed=3)
+    positions = collect_positions(rules, make_bot("strong", rules, seed=3), 9000, num_games=64, seed=3)
     labels = []
     for workers in (1, 2):
         config = load_train_config(
@@ -172,6 +172,20 @@ def test_determinised_labels_on_ray_do_not_depend_on_the_worker_count(cluster: C
     mask = positions.mask
     assert np.isfinite(labels[0][mask]).all() and np.isnan(labels[0][~mask]).all()
     np.testing.assert_array_equal(labels[0], labels[1])  # batch k's teacher is seeded by (seed, k)
+
+    # An actor killed while it searches is restarted, and its batches searched again alike.
+    config = load_train_config(None, ["preset=all_fives", "distill.teacher={samples: 4}", "ray.workers=2"])
+    with train_distributed.Fleet(config) as fleet:
+        seen: list[int] = []
+
+        def kill_once(done: int) -> None:
+            if not seen:  # one batch back, of the first four (two per actor): actor 1 still has work
+                ray.kill(fleet.actors[1], no_restart=False)
+            seen.append(done)
+
+        killed = fleet.label(positions, seed=11, progress=kill_once).values
+    assert len(seen) == 5 and seen[-1] == 9000  # four batches of 2,048 and one of 808
+    np.testing.assert_array_equal(killed, labels[0])
 
 
 def test_rllib_ppo_trains_with_masks_and_no_illegal_move(cluster: Cluster, tmp_path: Path) -> None:
