@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.arena.duplicate import duplicate_deals, play, rotations, staggered_core
+from agents.arena.duplicate import duplicate_deals, play, rotations
 from agents.arena.stats import paired_difference, seated
 from agents.arena.tournament import seatings
 from agents.bots.features import Board, Moves
@@ -84,7 +84,7 @@ def twin_positions(rules: Rules, games: int, seed: int) -> tuple[DominoCore, Dom
     rng = np.random.default_rng(seed)
     deals, openers = duplicate_deals(rules, games, seed)
     rows = np.arange(games)
-    first = staggered_core(rules, deals, openers, rows)
+    first = DominoCore(rules, games, deals=deals, openers=openers, first_deal=rows)
     moves, kept = [], np.ones(games, dtype=bool)
     for _ in range(int(rng.integers(1, rules.hand_size))):
         moves.append(first.random_actions(rng))
@@ -95,7 +95,7 @@ def twin_positions(rules: Rules, games: int, seed: int) -> tuple[DominoCore, Dom
         seen = int(first.hands[g, seat[g]] | first.table[g])
         hidden = [i for i, t in enumerate(twin[g]) if not seen >> int(t) & 1]
         twin[g, hidden] = rng.permutation(twin[g, hidden])
-    second = staggered_core(rules, twin, openers, rows)
+    second = DominoCore(rules, games, deals=twin, openers=openers, first_deal=rows)
     for actions in moves:
         legal = second.legal_mask()[rows, actions]
         kept &= legal

@@ -696,6 +696,41 @@ def test_reset_with_openers_does_not_silently_ignore_them():
         core.reset(openers=[1])
 
 
+def test_first_deal_starts_each_game_on_its_own_row_and_walks_on():
+    """Duplicate play runs each game on its own stretch of one deal list (``first_deal``)."""
+    rules = Rules.preset("block", 2)
+    deals = random_deals(rules, 5, np.random.default_rng(3))
+    first = np.array([0, 3, 4, 2])
+    core = DominoCore(rules, 4, seed=0, deals=deals, first_deal=first)
+    assert (core.deal == deals[first]).all()
+    rng, checked = np.random.default_rng(4), np.zeros(4, dtype=bool)
+    while not checked.all():
+        ended = core.step(core.random_actions(rng)).round_over & ~checked
+        assert (core.deal[ended] == deals[(first[ended] + 1) % 5]).all()
+        checked |= ended
+    core.reset()
+    assert (core.deal == deals[first]).all(), "a reset restarts every game at its own first deal"
+
+
+@pytest.mark.parametrize(
+    ("first", "match"),
+    [
+        ([0, 1], "one per game"),
+        ([0, 1, 2], "rows 0 to 1"),
+        ([0, -1, 0], "rows 0 to 1"),
+        ([0.0, 1.0, 0.0], "integers"),
+    ],
+    ids=["too-few", "past-the-list", "negative", "float"],
+)
+def test_invalid_first_deals_raise_value_error(first, match):
+    rules = Rules.preset("block", 2)
+    deals = random_deals(rules, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=match):
+        DominoCore(rules, 3, seed=0, deals=deals, first_deal=np.array(first))
+    with pytest.raises(ValueError, match=r"first_deal.*needs the deals"):
+        DominoCore(rules, 3, seed=0, first_deal=np.zeros(3, dtype=int))
+
+
 # -- 5. errors ---------------------------------------------------------------------------------
 def snapshot(core: DominoCore) -> list:
     return [

@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.arena.config import ArenaConfig, ConfigError, parse_config
-from agents.arena.duplicate import staggered_core
 from agents.arena.tournament import run_arena
 from agents.bots.features import ALLOWED, Board, pack_tiles, unpack_tiles
 from agents.bots.positions import load_positions
@@ -68,8 +67,13 @@ def test_block_samples_replay_to_the_same_observation(config: tuple[str, int], s
         assert all(np.bitwise_count(h) == rules.hand_size for h in by_seat)
         deals.append(dealt + [t for t in range(NUM_TILES) if t not in dealt])
     opener = (int(board.field("opener")[0, 0]) + seat) % rules.players
-    replay = staggered_core(
-        rules, np.array(deals), np.full(samples, opener), np.arange(samples), seed=0
+    replay = DominoCore(
+        rules,
+        samples,
+        seed=0,
+        deals=np.array(deals),
+        openers=np.full(samples, opener),
+        first_deal=np.arange(samples),
     )  # check_deals inside rejects a deal the rules would redeal
     for action in public_moves(rules, obs):
         replay.step(np.full(samples, action))

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.bots.registry import Bot, reveal_to_cheater
 from domino_env.engine.core import DominoCore
-from domino_env.engine.deals import DealSource, random_deals
+from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import OPENING, Round, deal_to_hands, move_name
 from domino_env.engine.rules import CHANCE_OPENERS, FIELD_NAMES, Rules
 from domino_env.engine.tiles import tile_name
@@ -113,37 +113,6 @@ def game_record(rules: Rules, deal: np.ndarray, opener: int, actions: list[int])
     return record
 
 
-class _StaggeredDeals(DealSource):
-    """Game ``g`` starts at deal ``first[g]`` of the fixed list and walks on from there.
-
-    ``DominoCore`` starts every game at the list's first deal; duplicate runs need
-    each game on its own run of deals. (Core request: a ``first_deal=`` argument.)
-    """
-
-    def __init__(self, rules: Rules, rng: np.random.Generator, first: np.ndarray, deals, openers) -> None:
-        super().__init__(rules, rng, len(first), deals, openers)
-        self.first = first
-
-    def restart(self, rng: np.random.Generator) -> None:
-        super().restart(rng)
-        self.cursor[:] = self.first
-
-
-def staggered_core(
-    rules: Rules,
-    deals: np.ndarray,
-    openers: np.ndarray,
-    first: np.ndarray,
-    mode: Mode = "round",
-    seed: int = 0,
-) -> DominoCore:
-    """A core of ``len(first)`` games in which game ``g`` starts at deal ``first[g]`` and walks on."""
-    core = DominoCore(rules, len(first), seed=seed, episode=mode, deals=deals[:1], openers=openers[:1])
-    core.deal_source = _StaggeredDeals(rules, core.rng, np.asarray(first), deals, openers)
-    core.reset()
-    return core
-
-
 def play(
     rules: Rules,
     policies: Sequence[Bot],
@@ -213,7 +182,9 @@ def _play_batch(
 ) -> Played:
     """``watch``: games whose first round is recorded move by move (``Played.saved``)."""
     n = len(table)
-    core = staggered_core(rules, deals, openers, first, mode, seed)
+    core = DominoCore(
+        rules, len(first), seed=seed, episode=mode, deals=deals, openers=openers, first_deal=first
+    )
     games = np.arange(n)
     done = np.zeros(n, dtype=np.int64)
     rows: list[tuple[np.ndarray, ...]] = []

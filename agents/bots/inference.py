@@ -62,13 +62,12 @@ def dealt_orders(board: Board, hands: np.ndarray) -> np.ndarray:
 def replay(rules: Rules, board: Board, hands: np.ndarray) -> tuple[DominoCore, np.ndarray, np.ndarray]:
     """A core of the B * S sampled deals at the start of the round (observer = seat 0), with the
     round's public moves (B * S, 28) and their number (B * S,), to be stepped through in order."""
-    from agents.arena.duplicate import staggered_core  # here: the arena imports the bots' registry
-
     s = hands.shape[1]
     actions, count = public_actions(board)
     openers = np.repeat(board.field("opener")[:, 0].astype(np.int64), s)
     replayed = rules.replace(first_opener="random")  # the observed opener, with the tile it played
-    core = staggered_core(replayed, dealt_orders(board, hands), openers, np.arange(len(openers)))
+    deals = dealt_orders(board, hands)
+    core = DominoCore(replayed, len(deals), deals=deals, openers=openers, first_deal=np.arange(len(deals)))
     return core, np.repeat(actions, s, axis=0), np.repeat(count, s)
 
 

@@ -106,8 +106,9 @@ class DominoCore:
     opener rule each time). ``"match"``: rounds continue to the target with the
     later-round opener rule; a finished game starts a new one.
     Explicit ``deals`` (shape (D, 28), or (28,)) are walked in order by every game
-    (deal k of each game is ``deals[k % D]``); ``openers`` fixes the chance opener
-    of each deal (lots/random presets).
+    (deal k of game g is ``deals[(first_deal[g] + k) % D]``, from row 0 unless
+    ``first_deal`` says otherwise); ``openers`` fixes the chance opener of each deal
+    (lots/random presets).
     """
 
     def __init__(
@@ -118,6 +119,7 @@ class DominoCore:
         episode: Episode = "round",
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
+        first_deal: np.ndarray | None = None,
     ) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
@@ -165,7 +167,7 @@ class DominoCore:
         self.legal_bits = np.zeros((n, self.num_ends), dtype=np.uint64)
         self.views = ObservationViews(rules, n)
         self._link()
-        self.reset(seed=seed, deals=deals, openers=openers)
+        self.reset(seed=seed, deals=deals, openers=openers, first_deal=first_deal)
 
     def _link(self) -> None:
         """Views of the state arrays and the kernels' handles on them (rebuilt when unpickled)."""
@@ -214,18 +216,20 @@ class DominoCore:
         seed: int | np.random.Generator | None = None,
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
+        first_deal: np.ndarray | None = None,
     ) -> None:
         """Start every game afresh (new game, scores 0). A seed reseeds everything.
 
-        Without new ``deals`` a fixed deal list restarts from its first deal;
-        ``openers`` come with the deals they belong to.
+        Without new ``deals`` a fixed deal list restarts each game from its first deal;
+        ``openers`` and ``first_deal`` come with the deals they belong to.
         """
-        if openers is not None and deals is None:
-            raise ValueError("reset(openers=...) needs the deals they belong to: pass deals= as well")
+        for name, value in (("openers", openers), ("first_deal", first_deal)):
+            if value is not None and deals is None:
+                raise ValueError(f"reset({name}=...) needs the deals it belongs to: pass deals= as well")
         if seed is not None or not hasattr(self, "rng"):
             self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if deals is not None or not hasattr(self, "deal_source"):
-            self.deal_source = DealSource(self.rules, self.rng, self.num_games, deals, openers)
+            self.deal_source = DealSource(self.rules, self.rng, self.num_games, deals, openers, first_deal)
         else:
             self.deal_source.restart(self.rng)
         self.scores[:] = 0

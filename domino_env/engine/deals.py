@@ -114,12 +114,23 @@ def prepare_deals(rules: Rules, deals: np.ndarray, chance_openers: np.ndarray) -
     return PreparedDeals(deals, hands, prefix, own, opener.astype(np.intp), forced.astype(np.intp))
 
 
+def check_first_deals(first: np.ndarray, num_games: int, num_deals: int) -> np.ndarray:
+    """``first`` as (num_games,) int64 row numbers of a list of ``num_deals`` deals, or a ValueError."""
+    first = np.asarray(first)
+    if first.shape != (num_games,) or not np.issubdtype(first.dtype, np.integer):
+        raise ValueError(f"first deals must be {num_games} integers (one per game), got shape {first.shape}")
+    if ((first < 0) | (first >= num_deals)).any():
+        raise ValueError(f"first deals must be rows 0 to {num_deals - 1} of the deal list")
+    return first.astype(np.int64)
+
+
 class DealSource:
     """Supplies each game's next deal: random (prepared in bulk) or from a fixed list.
 
-    With a fixed list every game walks the same list from its start (deal ``k`` of
-    game ``g`` is ``deals[k % len(deals)]``), which is what duplicate evaluation
-    needs; ``openers`` fixes each deal's chance opener (lots/random rules).
+    With a fixed list every game walks the list (deal ``k`` of game ``g`` is
+    ``deals[(first[g] + k) % len(deals)]``, ``first`` 0 by default), which is what
+    duplicate evaluation needs: each game on its own run of the same deals.
+    ``openers`` fixes each deal's chance opener (lots/random rules).
     """
 
     def __init__(
@@ -129,10 +140,11 @@ class DealSource:
         num_games: int,
         deals: np.ndarray | None = None,
         openers: np.ndarray | None = None,
+        first: np.ndarray | None = None,
     ) -> None:
         self.rules = rules
         self.rng = rng
-        self.cursor = np.zeros(num_games, dtype=np.int64)
+        self.first = np.zeros(num_games, dtype=np.int64)
         self.fixed: PreparedDeals | None = None
         self.fixed_openers = openers is not None
         if deals is not None:
@@ -148,8 +160,11 @@ class DealSource:
             ):
                 raise ValueError(f"openers must be seats 0 to {rules.players - 1}")
             self.fixed = prepare_deals(rules, deals, openers)
-        elif openers is not None:
-            raise ValueError("openers need an explicit deal list")
+            if first is not None:
+                self.first = check_first_deals(first, num_games, len(deals))
+        elif openers is not None or first is not None:
+            raise ValueError("openers and first deals need an explicit deal list")
+        self.cursor = self.first.copy()
         self._batch = max(4 * num_games, 4096)
         self._buffer: PreparedDeals | None = None
         self._used = 0
@@ -157,7 +172,7 @@ class DealSource:
     def restart(self, rng: np.random.Generator) -> None:
         """Start the fixed list over; random deals continue from ``rng``."""
         self.rng = rng
-        self.cursor[:] = 0
+        self.cursor[:] = self.first
         self._buffer = None
 
     def select(self, games: np.ndarray) -> tuple[PreparedDeals, np.ndarray, np.ndarray]:
