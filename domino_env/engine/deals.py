@@ -118,9 +118,11 @@ def check_first_deals(first: np.ndarray, num_games: int, num_deals: int) -> np.n
     """``first`` as (num_games,) int64 row numbers of a list of ``num_deals`` deals, or a ValueError."""
     first = np.asarray(first)
     if first.shape != (num_games,) or not np.issubdtype(first.dtype, np.integer):
-        raise ValueError(f"first deals must be {num_games} integers (one per game), got shape {first.shape}")
+        raise ValueError(
+            f"first_deal must be {num_games} integers (one per game), got shape {first.shape} {first.dtype}"
+        )
     if ((first < 0) | (first >= num_deals)).any():
-        raise ValueError(f"first deals must be rows 0 to {num_deals - 1} of the deal list")
+        raise ValueError(f"first_deal must be rows 0 to {num_deals - 1} of the deal list")
     return first.astype(np.int64)
 
 
@@ -163,7 +165,7 @@ class DealSource:
             if first is not None:
                 self.first = check_first_deals(first, num_games, len(deals))
         elif openers is not None or first is not None:
-            raise ValueError("openers and first deals need an explicit deal list")
+            raise ValueError("openers and first_deal need an explicit deal list")
         self.cursor = self.first.copy()
         self._batch = max(4 * num_games, 4096)
         self._buffer: PreparedDeals | None = None
