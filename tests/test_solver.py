@@ -1,4 +1,4 @@
-"""The exact 2-player block solver (``agents.bots.solver``) and ``pimc`` with ``exact``.
+"""The exact 2-player block solver (``agents.bots.solver``) and ``pimc`` with ``exact``, in block and draw.
 
 The solver keeps its own small model of a block round (two hands and two end
 numbers), so it is held to the kernels: at random positions of real games its
@@ -17,12 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.bots.search import PimcBot
-from agents.bots.solver import solvable, solve
+from agents.bots.solver import SOLVE_TILES, solvable, solvable_now, solve
 from domino_env import DominoCore, Rules
 from domino_env.engine.rules import all_configurations
 from domino_env.engine.tiles import NUMBER_MASK, OTHER_HALF, PIPS
 
 BLOCK = Rules.preset("block", 2)
+DRAW = Rules.preset("draw", 2)
 
 
 def minimax(me: int, you: int, a: int, b: int) -> int:
@@ -73,8 +74,36 @@ def test_solver_agrees_with_the_kernels_one_move_deep() -> None:
 
 
 def test_exact_is_refused_where_the_model_does_not_hold() -> None:
-    assert [(n, p) for n, p in all_configurations() if solvable(Rules.preset(n, p))] == [("block", 2)]
-    with pytest.raises(ValueError, match="exact play needs 2-player block rules"):
-        PimcBot(Rules.preset("draw", 2), exact=True)
-    with pytest.raises(ValueError, match="no playouts"):
+    solvable_presets = [(n, p) for n, p in all_configurations() if solvable(Rules.preset(n, p))]
+    assert solvable_presets == [("draw", 2), ("block", 2)]
+    with pytest.raises(ValueError, match="exact play needs 2-player block or draw rules"):
+        PimcBot(Rules.preset("all_fives", 2), exact=True)
+    with pytest.raises(ValueError, match="exact play in block has no playouts"):
         PimcBot(BLOCK, exact=True, rollouts=2)
+
+
+def test_draw_positions_are_solved_once_the_pile_is_empty_and_the_hands_small() -> None:
+    """At positions ``solvable_now`` picks, the exact search's best move value is the solver's; elsewhere
+    it plays the rollout bot first, so it only needs finite values (the pile cannot be solved)."""
+    rng = np.random.default_rng(11)
+    core = DominoCore(DRAW, 600, seed=11)
+    bot = PimcBot(DRAW, seed=0, samples=1, prior=0, exact=True)
+    solved = with_pile = 0
+    for _ in range(30):
+        mask = core.legal_mask()
+        games = np.flatnonzero((mask.sum(axis=1) > 1) & (core.table != 0))
+        seats = (core.to_play[games, None] + np.arange(2)) % 2
+        hands = np.take_along_axis(core.hands[games], seats, axis=1)
+        now = solvable_now(core)[games]
+        tiles = np.bitwise_count(hands).sum(axis=1)
+        np.testing.assert_array_equal(now, (core.bone_pos[games] == 28) & (tiles <= SOLVE_TILES))
+        values = bot.move_values(core.observe()[games], mask[games], hands[:, None], core.deal[games, None])
+        best = np.nanmax(values, axis=1)
+        assert np.isfinite(best).all()
+        root = solve(hands[now, 0], hands[now, 1], core.ends[games[now], :2])
+        np.testing.assert_array_equal(best[now], root)
+        solved, with_pile = solved + now.sum(), with_pile + (core.bone_pos[games] < 28).sum()
+        core.step(core.random_actions(rng))
+    assert solved > 100 and with_pile > 1000
+    block = DominoCore(BLOCK, 50, seed=1)
+    assert solvable_now(block).all()

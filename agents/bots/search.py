@@ -18,9 +18,11 @@ The value is the rest of the round: match-level considerations (how close the
 target is) are not searched, though the game scores are part of the position
 (they decide muggins blocked rounds and a mid-round target).
 
-With ``exact``, 2-player block rules only (``solver.solvable``), a move is valued by
+With ``exact``, 2-player block or draw rules only (``solver.solvable``), a move is valued by
 playing each sample's rest of the round perfectly for both sides (``solver.solve``)
-instead of by playouts: the search's limit is then the sampling alone.
+instead of by playouts: the search's limit is then the sampling alone. In draw the
+rollout bot plays on while there is a pile to draw from (a round with the pile's order
+known is solvable too, but 200 times slower), and the solver takes over once it is empty.
 
 ``omniscient`` is the same search on the true hidden tiles and draw order, read
 from the arena's core (``cheats = True``): an upper bound, never a fair opponent.
@@ -35,7 +37,7 @@ from agents.bots.features import Board, Moves
 from agents.bots.inference import check_inferable, move_log_likelihood
 from agents.bots.positions import load_positions
 from agents.bots.sampler import determinise, pile_order
-from agents.bots.solver import check_solvable, solve
+from agents.bots.solver import check_solvable, solvable_now, solve
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
 from domino_env.engine.outcome import relative_points
@@ -115,8 +117,10 @@ class PimcBot:
             raise ValueError(f"samples and rollouts must be >= 1, got {samples} and {rollouts}")
         if exact:
             check_solvable(rules)
-            if rollouts != 1 or epsilon or rollout_bot != "strong":
-                raise ValueError("exact play has no playouts: leave rollouts, epsilon and rollout_bot unset")
+            if not rules.drawing and (rollouts != 1 or epsilon or rollout_bot != "strong"):
+                raise ValueError(
+                    "exact play in block has no playouts: leave rollouts, epsilon and rollout_bot unset"
+                )
         self.exact = exact
         self.rules = rules
         self.rng = np.random.default_rng(seed)
@@ -216,12 +220,11 @@ class PimcBot:
     def _solved(
         self, obs: np.ndarray, hands: np.ndarray, orders: np.ndarray, first: np.ndarray
     ) -> np.ndarray:
-        """Play ``first``, then the rest of the round perfectly for both seats; our side's relative points."""
-        core = DominoCore(self.rules, len(first), seed=self.rng, deals=self._dummy_deal)
-        load_positions(core, obs, hands, orders)
-        result = core.step(first)
-        value = relative_points(result.points)[:, 0].astype(np.float64)
-        live = np.flatnonzero(~result.round_over)
+        """Play ``first``, the rollout bot until the solver can take over (at once in block; in draw
+        once the pile is empty and the hands are small), then the rest of the round perfectly for
+        both seats; our side's relative points."""
+        core, value, live = self._play_out(obs, hands, orders, first, until_solvable=True)
+        live = np.flatnonzero(live)
         mover = core.to_play[live]
         hands_now = core.hands[live]
         solved = solve(
@@ -236,21 +239,29 @@ class PimcBot:
         self, obs: np.ndarray, hands: np.ndarray, orders: np.ndarray, first: np.ndarray
     ) -> np.ndarray:
         """Play ``first`` then the rollout bot to the end of the round; our side's relative points."""
+        return self._play_out(obs, hands, orders, first, until_solvable=False)[1]
+
+    def _play_out(
+        self, obs: np.ndarray, hands: np.ndarray, orders: np.ndarray, first: np.ndarray, until_solvable: bool
+    ) -> tuple[DominoCore, np.ndarray, np.ndarray]:
+        """Play ``first`` then the rollout bot until each round ends (or, ``until_solvable``, until
+        ``solvable_now``): the core, our side's relative points of the ended rounds, and which games
+        are still live."""
         n = len(first)
         core = DominoCore(self.rules, n, seed=self.rng, deals=self._dummy_deal)
         load_positions(core, obs, hands, orders)
         value = np.zeros(n)
         live = np.ones(n, dtype=bool)
-        actions = first
+        stepping, actions = live.copy(), first
         while True:
-            result = core.step(actions, active=None if live.all() else live)
-            ended = np.flatnonzero(result.round_over & live)
-            points = result.points[ended]
-            value[ended] = relative_points(points)[:, 0]
+            result = core.step(actions, active=None if stepping.all() else stepping)
+            ended = np.flatnonzero(result.round_over & stepping)
+            value[ended] = relative_points(result.points[ended])[:, 0]
             live[ended] = False
-            playing = np.flatnonzero(live)
+            stepping = live & ~solvable_now(core) if until_solvable else live.copy()
+            playing = np.flatnonzero(stepping)
             if not len(playing):
-                return value
+                return core, value, live
             obs_now, mask = core.observe(), core.legal_mask()
             actions = mask.argmax(axis=1)
             actions[playing] = self.rollout_bot(obs_now[playing], mask[playing])

@@ -1,12 +1,13 @@
-"""Exact play of a determinised 2-player block round: alpha-beta over both (known) hands.
+"""Exact play of a determinised 2-player block round (or a draw round once its pile is empty).
 
 ``pimc``'s move values are only as good as the play it assumes after the move:
 with ``strong`` playing out both sides, more samples stop helping (docs/arena.md).
 Once a sample fixes both hands, a 2-player block round is a small game of perfect
-information, and ``solve`` plays it perfectly instead (``pimc`` with ``exact``).
+information, and ``solve`` plays it perfectly instead (``pimc`` with ``exact``). A 2-player
+draw round is the same game once nothing is left to draw (a seat that cannot play passes).
 
 The model is the smallest that decides the round's value, and it only holds for
-``solvable`` rules (2 players, no drawing, spinner, fives or closed game; blocked
+``solvable`` rules (2 players, no spinner, fives or closed game, an empty pile; blocked
 rounds won by the lightest hand, ties scoring nothing; the winner scoring the
 loser's pips minus their own): a position is (mover's hand, other hand, the two
 end numbers), and the round's points, relative to the mean over the two sides,
@@ -24,8 +25,10 @@ from __future__ import annotations
 import numpy as np
 from numba import int8, int16, int64, njit, uint64
 
+from domino_env.engine.core import DominoCore
 from domino_env.engine.kernels import FIT, OTHER, PIPS_OF, board_pips
 from domino_env.engine.rules import Rules
+from domino_env.engine.tiles import NUM_TILES
 
 TABLE_BITS = 22
 """Transposition table entries: 2**22 (48 MiB), shared by the games of one ``solve`` call."""
@@ -34,10 +37,9 @@ HEAVIEST_FIRST = np.argsort(-PIPS_OF, kind="stable").astype(np.int64)
 
 
 def solvable(rules: Rules) -> bool:
-    """Whether ``solve``'s model is exact for ``rules`` (see the module docstring)."""
+    """Whether ``solve``'s model is exact for ``rules`` once the draw pile, if any, is empty."""
     return (
         rules.players == 2
-        and not rules.drawing
         and not rules.spinner
         and not rules.fives
         and not rules.closed_game
@@ -47,10 +49,23 @@ def solvable(rules: Rules) -> bool:
     )
 
 
+SOLVE_TILES = 14
+"""The most tiles both hands may hold for ``solvable_now``: a 2p block round's start, which
+``solve`` takes in about 0.1 ms; a draw round can leave 20 once its pile is empty, which
+can take seconds."""
+
+
+def solvable_now(core: DominoCore) -> np.ndarray:
+    """(N,) bool: the games of a ``solvable`` core that ``solve`` takes quickly: nothing is left to
+    draw and both hands hold at most ``SOLVE_TILES`` tiles."""
+    tiles = np.bitwise_count(core.hands).sum(axis=1)
+    return (core.bone_pos >= NUM_TILES) & (tiles <= SOLVE_TILES)
+
+
 def check_solvable(rules: Rules) -> None:
     if not solvable(rules):
         raise ValueError(
-            f"exact play needs 2-player block rules (no drawing, spinner, fives or closed game, "
+            f"exact play needs 2-player block or draw rules (no spinner, fives or closed game, "
             f"lightest hand wins a blocked round, ties score nothing, the winner scores the other "
             f"hand minus their own), got preset {rules.name!r} with {rules.players} players"
         )
