@@ -13,7 +13,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from agents.arena.config import ArenaConfig, ConfigError
 from agents.arena.tournament import run_arena
 from agents.bots.features import Board, pack_tiles
-from agents.bots.registry import make_bot
+from agents.bots.registry import load_policy, make_bot
 from agents.bots.search import PimcBot
 from agents.training import train as train_script
 from agents.training.config import parse_train_config
@@ -28,6 +28,7 @@ from agents.training.distill import (
     save_labels,
     shuffled_piles,
 )
+from agents.training.move_features import feature_count
 from agents.training.network import ActorCritic
 from domino_env import DominoCore, Rules
 
@@ -308,6 +309,35 @@ def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) ->
         )
     )  # fmt: skip
     assert result.pairs[0].deals == 8
+
+
+def test_after_state_playout_distillation_trains_and_plays(tmp_path: Path) -> None:
+    """configs/draw_playouts.yaml in small: playout labels on the true deal, a network whose move rows
+    carry the after-state bits; its checkpoint rebuilds that network and plays in the arena."""
+    playouts = {"privileged": True, "target": "values", "teacher": {"prior": 0}}
+    config = distill_config(
+        tmp_path, "after", preset="draw", total_updates=0,
+        eval={"every": 1, "deals": 8, "opponents": ["strong"]},
+        model={"hidden": [32], "after_state": True, "move_hidden": 16},
+        distill={**DISTILL["distill"], **playouts},
+    )  # fmt: skip
+    train_script.train(config)
+    best = config.run_dir / "checkpoints" / "best.pt"
+    policy = load_policy(str(best), Rules.preset("draw", 2))
+    assert policy.model.after_state and policy.model.move_embed.in_features == feature_count(True)
+    assert policy.model.move_embed.out_features == 16
+    result = run_arena(
+        ArenaConfig(
+            preset="draw", players=2, policies=[str(best), "strong"], format="head_to_head",
+            deals=8, matches=0, progress=False, output={"json": False, "csv": False, "plot": False},
+        )
+    )  # fmt: skip
+    assert result.pairs[0].deals == 8
+
+
+def test_after_state_needs_move_features(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"model\.after_state adds to the move features"):
+        distill_config(tmp_path, "bad", model={"hidden": [32], "move_features": False, "after_state": True})
 
 
 def test_rounds_are_evaluated_as_a_learning_curve_without_changing_the_run(tmp_path: Path) -> None:

@@ -6,12 +6,20 @@ import numpy as np
 import pytest
 import torch
 
+from agents.bots.features import FITSET, number_sets, unpack_tiles
 from agents.bots.heuristic import STRONG_WEIGHTS, family
 from agents.bots.registry import make_bot
 from agents.training.checkpoint import NetworkPolicy
-from agents.training.move_features import MOVE_FEATURES, MoveInputs, move_features
+from agents.training.move_features import (
+    AFTER_STATE,
+    MOVE_FEATURES,
+    NUM_MOVE_FEATURES,
+    MoveInputs,
+    feature_count,
+    move_features,
+)
 from agents.training.network import ActorCritic
-from domino_env import Rules
+from domino_env import DominoCore, Rules
 from domino_env.envs.policies import sample_legal
 from domino_env.envs.selfplay import SelfPlay
 
@@ -41,11 +49,50 @@ def test_entries_are_the_legal_moves_row_by_row(preset: str, players: int) -> No
         play.step(sample_legal(state.mask, rng))
 
 
+@pytest.mark.parametrize(("preset", "players"), PRESETS)
+def test_after_state_bits_are_the_position_each_move_leads_to(preset: str, players: int) -> None:
+    """Own hand and open numbers as the core shows them after the move; the next seat's fitting tiles
+    are a superset of those it really holds (sound knowledge), none of them ours."""
+    rules = Rules.preset(preset, players)
+    rng = np.random.default_rng(players)
+    core = DominoCore(rules, 400, seed=11, episode="match")
+    for _ in range(int(rng.integers(2, 10))):
+        core.step(core.random_actions(rng))
+    obs, mask, actions = core.observe(), core.legal_mask(), core.random_actions(rng)
+    rows = np.arange(len(actions))
+    chosen = np.zeros_like(mask)
+    chosen[rows, actions] = True
+    seat, hands = core.to_play.copy(), core.hands.copy()
+    inputs = move_features(rules, obs, chosen, after_state=True)
+    assert inputs.features.shape == (len(rows), feature_count(True))
+    assert inputs.features[:, :NUM_MOVE_FEATURES].equal(move_features(rules, obs, chosen).features)
+    bits = inputs.features[:, NUM_MOVE_FEATURES:].numpy() > 0.5
+    blocks = dict(
+        zip(
+            [name for name, _ in AFTER_STATE],
+            np.split(bits, np.cumsum([w for _, w in AFTER_STATE])[:-1], axis=1),
+            strict=True,
+        )
+    )
+    going = ~core.step(actions).round_over
+    assert going.sum() > 100
+    np.testing.assert_array_equal(blocks["hand_after"][going], unpack_tiles(core.hands[rows, seat])[going])
+    np.testing.assert_array_equal(blocks["tile"], np.arange(28) == (actions % 28)[:, None])
+    showing = number_sets((core.ends[:, :, None] == np.arange(7)).any(axis=1))
+    np.testing.assert_array_equal(
+        blocks["numbers_after"][going], (showing[:, None] >> np.arange(7) & 1)[going] > 0
+    )
+    nxt = (seat + 1) % players
+    really = unpack_tiles(hands[rows, nxt] & FITSET[showing])
+    assert not (really & ~blocks["next_fits"])[going].any()
+    assert not (blocks["next_fits"] & blocks["hand_after"]).any()
+
+
 def test_concatenated_and_selected_batches_score_like_the_originals() -> None:
     rules = Rules.preset("draw", 2)
     play = SelfPlay(rules, 64, seed=3)
     rng = np.random.default_rng(1)
-    model = ActorCritic(rules, (16,))
+    model = ActorCritic(rules, (16,), after_state=True, move_hidden=8)
     parts, batches = [], []
     for _ in range(30):
         state = play.state()

@@ -48,7 +48,7 @@ from typing import Any, NoReturn
 import numpy as np
 import torch
 
-from agents.training.network import ActorCritic, resolve_device
+from agents.training.network import ActorCritic, build_network, resolve_device
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
 
@@ -341,12 +341,7 @@ def build_model(payload: dict[str, Any], path: str | Path, rules: Rules | None =
     if trained.name != rules.name:
         raise CheckpointError(f"checkpoint {path}: trained for preset {trained.name!r}, not {rules.name!r}")
     network = payload["config"]["model"]
-    model = ActorCritic(
-        rules,
-        tuple(network["hidden"]),
-        network.get("move_features", False),
-        network.get("privileged_critic", False),
-    )
+    model = build_network(rules, network)
     try:
         model.load_state_dict(payload["model"])
     except RuntimeError as error:

@@ -72,6 +72,11 @@ class ModelConfig(ConfigModel):
     """Widths of the shared MLP trunk (``agents.training.network.ActorCritic``)."""
     move_features: bool = True
     """Score moves by their features as well (``agents.training.move_features``): learns far faster."""
+    after_state: bool = False
+    """The move features also carry the position each move leads to, as bits (own hand, tile,
+    numbers at the ends, the next seat's fitting tiles): needs ``move_features``."""
+    move_hidden: Width = 64
+    """Width of the per-move scorer's hidden layer."""
     privileged_critic: bool = False
     """Give PPO a critic of its own that also sees the other seats' hands (training only: the
     policy plays from its observation alone), for less noisy advantages (``agents.training.network``)."""
@@ -255,6 +260,8 @@ class TrainConfig(TopLevelConfig):
         check_plain_name("name", self.name)
         if not (self.device in ("auto", "cpu", "cuda") or _cuda_index(self.device)):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        if self.model.after_state and not self.model.move_features:
+            raise ConfigError("model.after_state adds to the move features: set model.move_features: true")
         if self.ray.workers > self.num_games:
             raise ConfigError(
                 f"ray.workers ({self.ray.workers}) must be at most num_games ({self.num_games}): "

@@ -44,7 +44,7 @@ from agents.training.checkpoint import NetworkPolicy
 from agents.training.config import PAST, SELF, TrainConfig, parse_train_config
 from agents.training.distill import Labelled, Positions, search_batches
 from agents.training.move_features import MoveInputs
-from agents.training.network import ActorCritic
+from agents.training.network import ActorCritic, build_network
 from agents.training.ppo import Opponents, Rollout, collect_rollout
 from domino_env.envs.selfplay import SelfPlay
 
@@ -70,8 +70,7 @@ class Worker:
         self.model = self._network()
 
     def _network(self) -> ActorCritic:
-        model = self.config.model
-        return ActorCritic(self.rules, tuple(model.hidden), model.move_features, model.privileged_critic)
+        return build_network(self.rules, self.config.model.model_dump())
 
     def collect(self, weights: Weights, past: Weights | None, update: int) -> Rollout:
         """This worker's rollout of ``update`` with the learner's ``weights`` (``past``: the snapshot)."""

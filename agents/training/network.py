@@ -22,8 +22,10 @@ With ``move_features`` the network also reads, for every legal action, what
 the move would lead to (``agents.training.move_features``): each legal action's logit gets
 ``w(state) . f(move)``, a state-dependent weighting of the move's features, plus
 a small MLP of (move features, state), on top of the trunk's per-action logit.
-The features come from the observation and the mask alone, so they add no
-information a seat may not have; they are computed in NumPy on every call
+With ``after_state`` the move rows also carry the position each move leads to, as
+bits (own hand, tile, numbers at the ends, the next seat's fitting tiles), and the
+per-move MLP is ``move_hidden`` wide. The features come from the observation and the
+mask alone, so they add no information a seat may not have; they are computed in NumPy on every call
 unless the caller passes them (the PPO update stores them with the rollout).
 
 With ``privileged_critic`` the value comes from a critic of its own, an MLP over
@@ -42,16 +44,19 @@ while log-probabilities and the entropy stay finite (-inf would give 0 * -inf = 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import torch
 from torch import nn
 
-from agents.training.move_features import NUM_MOVE_FEATURES, MoveInputs, move_features
+from agents.training.move_features import MoveInputs, feature_count, move_features
 from domino_env.engine.observation import observation_fields, observation_size
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import NUM_TILES
 
 MOVE_HIDDEN = 64
-"""Width of the per-move scorer's hidden layer."""
+"""Default width of the per-move scorer's hidden layer."""
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -124,7 +129,8 @@ def hidden_size(rules: Rules) -> int:
 class ActorCritic(nn.Module):
     """Shared MLP trunk, a policy head (one logit per action) and a value head (the mover's return).
 
-    ``move_features``: add the per-move feature term to the logits (module docstring).
+    ``move_features``: add the per-move feature term to the logits (module docstring);
+    ``after_state``: its rows also carry the after-state bits, scored by a ``move_hidden``-wide MLP.
     ``privileged_critic``: add a separate critic that also reads the hidden hands (training only).
     """
 
@@ -134,20 +140,26 @@ class ActorCritic(nn.Module):
         hidden: tuple[int, ...] = (128, 128),
         move_features: bool = True,
         privileged_critic: bool = False,
+        after_state: bool = False,
+        move_hidden: int = MOVE_HIDDEN,
     ) -> None:
         super().__init__()
+        if after_state and not move_features:
+            raise ValueError("after_state adds to the move features: it needs move_features=True")
         self.rules = rules
         self.encoder = ObservationEncoder(rules)
         self.num_actions = rules.num_actions
         self.uses_move_features = move_features
+        self.after_state = after_state
         self.trunk, width = _tanh_layers(self.encoder.size, hidden)
         # Small policy init (CleanRL's 0.01): near-uniform play over the legal moves at the start.
         self.policy_head = _orthogonal(nn.Linear(width, self.num_actions), 0.01)
-        self.move_head = _orthogonal(nn.Linear(width, NUM_MOVE_FEATURES), 0.01) if move_features else None
+        count = feature_count(after_state)
+        self.move_head = _orthogonal(nn.Linear(width, count), 0.01) if move_features else None
         if move_features:  # a small per-move MLP on (move features, state): interactions the sum misses
-            self.move_state = _orthogonal(nn.Linear(width, MOVE_HIDDEN), 1.0)
-            self.move_embed = _orthogonal(nn.Linear(NUM_MOVE_FEATURES, MOVE_HIDDEN), 1.0)
-            self.move_out = _orthogonal(nn.Linear(MOVE_HIDDEN, 1), 0.01)
+            self.move_state = _orthogonal(nn.Linear(width, move_hidden), 1.0)
+            self.move_embed = _orthogonal(nn.Linear(count, move_hidden), 1.0)
+            self.move_out = _orthogonal(nn.Linear(move_hidden, 1), 0.01)
         self.value_head = _orthogonal(nn.Linear(width, 1), 1.0)
         self.critic: nn.Sequential | None = None
         if privileged_critic:
@@ -168,7 +180,8 @@ class ActorCritic(nn.Module):
         """The legal moves of these rows with their features, or None when the network does not use them."""
         if not self.uses_move_features:
             return None
-        return move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy()).to(obs.device)
+        inputs = move_features(self.rules, obs.cpu().numpy(), mask.cpu().numpy(), self.after_state)
+        return inputs.to(obs.device)
 
     def forward(
         self, obs: torch.Tensor, mask: torch.Tensor, moves: MoveInputs | None = None
@@ -241,6 +254,19 @@ class ActorCritic(nn.Module):
         log_probs = logits.log_softmax(dim=1)
         entropy = -(log_probs.exp() * log_probs).sum(dim=1)
         return log_probs.gather(1, actions[:, None]).squeeze(1), entropy, values
+
+
+def build_network(rules: Rules, model: Mapping[str, Any]) -> ActorCritic:
+    """The network a config's ``model`` section (or a checkpoint's copy of it) describes; settings a
+    checkpoint predates take the value that reproduces its network."""
+    return ActorCritic(
+        rules,
+        tuple(model["hidden"]),
+        model.get("move_features", False),
+        model.get("privileged_critic", False),
+        model.get("after_state", False),
+        model.get("move_hidden", MOVE_HIDDEN),
+    )
 
 
 def _tanh_layers(width: int, hidden: tuple[int, ...]) -> tuple[nn.Sequential, int]:

@@ -92,7 +92,7 @@ from agents.training.distill import (
     save_labels,
 )
 from agents.training.distributed import Fleet
-from agents.training.network import ActorCritic, resolve_device
+from agents.training.network import ActorCritic, build_network, resolve_device
 from agents.training.ppo import LOSSES, Opponents, collect_rollout, compute_advantages, ppo_update
 from domino_env.engine.rules import Rules
 from domino_env.envs.selfplay import SelfPlay
@@ -169,8 +169,8 @@ def train(
     torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
 
-    network = tuple(config.model.hidden), config.model.move_features, config.model.privileged_critic
-    model = ActorCritic(rules, *network).to(device)
+    network = config.model.model_dump()
+    model = build_network(rules, network).to(device)
     if config.model.init and not resume:  # fine-tuning: a trained network's weights instead of random ones
         _load_weights(model, config.model.init, rules)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.ppo.lr, eps=1e-5)
@@ -242,7 +242,7 @@ def train(
                     name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
                 }
                 if PAST in config.opponents:
-                    past = ActorCritic(rules, *network).to(device)
+                    past = build_network(rules, network).to(device)
                     past.load_state_dict(snapshots[rng.integers(len(snapshots))])
                     generator = torch.Generator(device=device).manual_seed(update_seed)
                     policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
