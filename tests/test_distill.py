@@ -15,12 +15,14 @@ from agents.arena.tournament import run_arena
 from agents.bots.features import Board, pack_tiles
 from agents.bots.registry import load_policy, make_bot
 from agents.bots.search import PimcBot
+from agents.training import distill as distill_module
 from agents.training import train as train_script
 from agents.training.config import parse_train_config
 from agents.training.distill import (
     Labelled,
     Positions,
     collect_positions,
+    data_set_moves,
     distill_epochs,
     distill_loss,
     label_positions,
@@ -28,7 +30,7 @@ from agents.training.distill import (
     save_labels,
     shuffled_piles,
 )
-from agents.training.move_features import feature_count
+from agents.training.move_features import NUM_MOVE_FEATURES, feature_count
 from agents.training.network import ActorCritic
 from domino_env import DominoCore, Rules
 
@@ -112,6 +114,30 @@ def test_pile_samples_average_out_the_draw_order() -> None:
     two = np.mean((labels(2, 1) - labels(2, 2)) ** 2)
     many = np.mean((labels(32, 1) - labels(32, 2)) ** 2)
     assert two > 0 and many < two / 4
+
+
+@pytest.mark.parametrize("after_state", [False, True])
+def test_data_set_moves_are_the_positions_move_inputs_chunk_by_chunk(
+    after_state: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = Rules.preset("draw", 2)
+    positions = choice_positions(rules, 300, seed=4)
+    model = ActorCritic(rules, (16,), after_state=after_state)
+    obs, mask = torch.from_numpy(positions.obs), torch.from_numpy(positions.mask)
+    whole = model.move_inputs(obs, mask)
+    monkeypatch.setattr(distill_module, "MOVE_CHUNK", 64)  # five chunks, the last one short
+    stored = data_set_moves(model, obs, mask)
+    assert stored.features.dtype == (torch.float16 if after_state else torch.float32)
+    for name in ("rows", "actions", "counts"):
+        assert getattr(stored, name).equal(getattr(whole, name)), name
+    index = torch.arange(len(obs))
+    chosen = stored.select(index)
+    assert chosen.features.dtype == torch.float32
+    torch.testing.assert_close(chosen.features, whole.features, rtol=1e-3, atol=0)
+    if after_state:  # the bits are exact
+        assert chosen.features[:, NUM_MOVE_FEATURES:].equal(whole.features[:, NUM_MOVE_FEATURES:])
+    else:
+        assert chosen.features.equal(whole.features)
 
 
 def test_distillation_learns_the_teachers_ranking() -> None:
@@ -251,6 +277,18 @@ def weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, weights_only=True)["model"]
 
 
+def arena_deals(preset: str, checkpoint: Path, opponent: str) -> int:
+    """The deals a short 2-player head-to-head of ``checkpoint`` against ``opponent`` played: it loads
+    and plays in the arena."""
+    result = run_arena(
+        ArenaConfig(
+            preset=preset, players=2, policies=[str(checkpoint), opponent], format="head_to_head",
+            deals=8, matches=0, progress=False, output={"json": False, "csv": False, "plot": False},
+        )
+    )  # fmt: skip
+    return result.pairs[0].deals
+
+
 def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None:
     config = distill_config(tmp_path, "a")
     train_script.train(config)
@@ -279,14 +317,7 @@ def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None
         other = weights(run.run_dir / "checkpoints" / "update_000002.pt")
         assert all(torch.equal(final[k], other[k]) for k in final)
     # The checkpoints play in the arena.
-    result = run_arena(
-        ArenaConfig(
-            preset="block", players=2, policies=[str(checkpoints / "best.pt"), "strong"],
-            format="head_to_head", deals=8, matches=0, progress=False,
-            output={"json": False, "csv": False, "plot": False},
-        )
-    )  # fmt: skip
-    assert result.pairs[0].deals == 8
+    assert arena_deals("block", checkpoints / "best.pt", "strong") == 8
 
 
 def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) -> None:
@@ -302,13 +333,7 @@ def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) ->
     checkpoints = config.run_dir / "checkpoints"
     assert sorted(p.name for p in checkpoints.iterdir()) == ["best.pt", "update_000000.pt"]  # no PPO
     best = checkpoints / "best.pt"
-    result = run_arena(
-        ArenaConfig(
-            preset="block", players=2, policies=[str(best), "pimc"], format="head_to_head",
-            deals=8, matches=0, progress=False, output={"json": False, "csv": False, "plot": False},
-        )
-    )  # fmt: skip
-    assert result.pairs[0].deals == 8
+    assert arena_deals("block", best, "pimc") == 8
 
 
 def test_after_state_playout_distillation_trains_and_plays(tmp_path: Path) -> None:
@@ -326,13 +351,7 @@ def test_after_state_playout_distillation_trains_and_plays(tmp_path: Path) -> No
     policy = load_policy(str(best), Rules.preset("draw", 2))
     assert policy.model.after_state and policy.model.move_embed.in_features == feature_count(True)
     assert policy.model.move_embed.out_features == 16
-    result = run_arena(
-        ArenaConfig(
-            preset="draw", players=2, policies=[str(best), "strong"], format="head_to_head",
-            deals=8, matches=0, progress=False, output={"json": False, "csv": False, "plot": False},
-        )
-    )  # fmt: skip
-    assert result.pairs[0].deals == 8
+    assert arena_deals("draw", best, "strong") == 8
 
 
 def test_after_state_needs_move_features(tmp_path: Path) -> None:

@@ -88,13 +88,14 @@ class MoveInputs:
         return torch.cumsum(self.counts, 0) - self.counts
 
     def select(self, index: torch.Tensor) -> MoveInputs:
-        """The entries of decisions ``index`` (a minibatch), renumbered 0..len(index)-1 in that order."""
+        """The entries of decisions ``index`` (a minibatch), renumbered 0..len(index)-1 in that order;
+        features as float32 whatever the dtype they are stored in."""
         starts = self.starts[index]
         counts = self.counts[index]
         rows = torch.repeat_interleave(torch.arange(len(index), device=index.device), counts)
         offsets = torch.arange(len(rows), device=index.device) - (torch.cumsum(counts, 0) - counts)[rows]
         entries = starts[rows] + offsets
-        return MoveInputs(self.features.index_select(0, entries), rows, self.actions[entries], counts)
+        return MoveInputs(self.features.index_select(0, entries).float(), rows, self.actions[entries], counts)
 
     @staticmethod
     def concat(parts: list[MoveInputs]) -> MoveInputs:
