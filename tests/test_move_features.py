@@ -86,6 +86,10 @@ def test_after_state_bits_are_the_position_each_move_leads_to(preset: str, playe
     really = unpack_tiles(hands[rows, nxt] & FITSET[showing])
     assert not (really & ~blocks["next_fits"])[going].any()
     assert not (blocks["next_fits"] & blocks["hand_after"]).any()
+    # The scalar feature next_options counts exactly those tiles.
+    column = [name for name, _ in MOVE_FEATURES].index("next_options")
+    options = inputs.features[:, column].numpy() * MOVE_FEATURES[column][1]
+    np.testing.assert_allclose(blocks["next_fits"].sum(axis=1), options, atol=1e-4)
 
 
 def test_concatenated_and_selected_batches_score_like_the_originals() -> None:

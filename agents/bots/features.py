@@ -188,7 +188,7 @@ class Moves:
         self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         self.tile = self.action % NUM_TILES
         self.end = self.action // NUM_TILES
-        self._options: dict[int, np.ndarray] = {}
+        self._fitting: dict[int, np.ndarray] = {}
 
     def best(self, score: np.ndarray) -> np.ndarray:
         """(B,) the action with the highest score in each row."""
@@ -264,12 +264,16 @@ class Moves:
         """Own tiles that would fit the ends after the move (our next turn, if nothing changes)."""
         return np.bitwise_count(self.hand_after & FITSET[self.numbers_after]).astype(np.float64)
 
-    def options(self, seat: int) -> np.ndarray:
-        """Tiles relative ``seat`` may hold that fit the ends after the move."""
-        if seat not in self._options:
+    def fitting(self, seat: int) -> np.ndarray:
+        """(L,) bitboards of the tiles relative ``seat`` may hold that fit the ends after the move."""
+        if seat not in self._fitting:
             possible = self.per_row(self.board.possible[:, seat])
-            self._options[seat] = np.bitwise_count(possible & FITSET[self.numbers_after]).astype(np.float64)
-        return self._options[seat]
+            self._fitting[seat] = possible & FITSET[self.numbers_after]
+        return self._fitting[seat]
+
+    def options(self, seat: int) -> np.ndarray:
+        """How many tiles relative ``seat`` may hold that fit the ends after the move."""
+        return np.bitwise_count(self.fitting(seat)).astype(np.float64)
 
     @cached_property
     def next_blocked(self) -> np.ndarray:

@@ -28,7 +28,7 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from agents.bots.features import FITSET, Board, Moves, unpack_tiles
+from agents.bots.features import Board, Moves, unpack_tiles
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import NUM_TILES
 
@@ -129,11 +129,10 @@ def move_features(rules: Rules, obs: np.ndarray, mask: np.ndarray, after_state: 
 
 def after_state_bits(moves: Moves) -> np.ndarray:
     """(L, AFTER_STATE_SIZE) 0/1: each move's ``AFTER_STATE`` blocks side by side."""
-    fits = FITSET[moves.numbers_after]
     blocks = {
         "hand_after": unpack_tiles(moves.hand_after),
         "tile": np.arange(NUM_TILES) == moves.tile[:, None],
         "numbers_after": (moves.numbers_after[:, None] >> np.arange(7, dtype=np.uint8)) & 1 > 0,
-        "next_fits": unpack_tiles(moves.per_row(moves.board.possible[:, 1]) & fits),
+        "next_fits": unpack_tiles(moves.fitting(1)),
     }
     return np.concatenate([blocks[name] for name, _ in AFTER_STATE], axis=1)
