@@ -35,6 +35,18 @@ def test_a_ray_option_without_ray_says_what_to_install(command, args, capsys, tm
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("name", ["all_fives_playouts", "draw_playouts", "partnership_playouts"])
+def test_a_config_with_ray_workers_says_how_to_run_without_ray(name, capsys, tmp_path, monkeypatch) -> None:
+    """The playout distillations set ``ray.workers: 2`` (their documented times need both cores);
+    without Ray the error also names the override that runs them in one process."""
+    monkeypatch.chdir(tmp_path)
+    tiny = ["distill.rounds=1", "distill.positions=256", "num_games=8", "eval.deals=2"]  # fast if not
+    assert train([str(ROOT / "configs" / f"{name}.yaml"), "progress=false", *tiny]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert INSTALL in out and "run without it: ray.workers=0" in out
+    assert not (tmp_path / "runs").exists()
+
+
 def test_the_rllib_env_without_ray_says_what_to_install() -> None:
     with pytest.raises(ImportError, match=r"pip install -e '\.\[ray\]'"):
         import domino_env.envs.rllib  # noqa: F401

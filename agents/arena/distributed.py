@@ -52,12 +52,14 @@ INSTALL = "pip install -e '.[ray]'"
 """What to run when a Ray option is used without Ray."""
 
 
-def require_ray(option: str = "ray.workers") -> ModuleType:
-    """The ``ray`` module, or a ConfigError saying how to install it."""
+def require_ray(option: str = "ray.workers", without: str = "") -> ModuleType:
+    """The ``ray`` module, or a ConfigError saying how to install it (and ``without``: how to run
+    without it, where a config asks for Ray by default)."""
     try:
         import ray
     except ImportError:
-        raise ConfigError(f"{option} needs Ray, which is not installed: {INSTALL}") from None
+        hint = f", or run without it: {without}" if without else ""
+        raise ConfigError(f"{option} needs Ray, which is not installed: {INSTALL}{hint}") from None
     return ray
 
 
