@@ -110,7 +110,7 @@ class Fleet:
 
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
-        self.ray = require_ray(without="ray.workers=0 (the search on one core, slower)")
+        self.ray = require_ray(without="ray.workers=0 (all of it in this process, on one core: slower)")
         self.actors: list[Any] = []
         self._started = False
 
