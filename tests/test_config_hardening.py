@@ -12,7 +12,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.arena.config import ArenaConfig, ConfigError, ConfigModel, load_config, parse_config
+from agents.arena.config import ArenaConfig, ConfigError, ConfigModel, load_config, load_yaml, parse_config
 from agents.bots.registry import BOT_NAMES
 from agents.training.config import (
     PAST,
@@ -22,6 +22,7 @@ from agents.training.config import (
     load_train_config,
     parse_train_config,
 )
+from agents.training.tune import split_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "configs" / "quickstart.yaml"
@@ -138,6 +139,31 @@ def test_a_broken_yaml_override_is_a_config_error_naming_it(loader, override: st
     with pytest.raises(ConfigError, match=r"override .* not valid YAML") as caught:
         loader(None, [override])
     assert repr(override) in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("loader", [load_train_config, load_config])
+@pytest.mark.parametrize("override", ["bots.pimc.samples=&a [*a]", "distill.teacher=&a {x: *a}"])
+def test_a_recursive_yaml_alias_is_refused_naming_it(loader, override: str, tmp_path: Path) -> None:
+    """A value that contains itself made every check walking the bot options recurse to a
+    RecursionError traceback (found by test_fuzz_overrides)."""
+    with pytest.raises(
+        ConfigError, match=r"not valid YAML \(a value contains itself through a recursive alias\)"
+    ):
+        loader(None, [override])
+    looped = tmp_path / "looped.yaml"
+    looped.write_text("bots:\n  pimc: &a {bot: pimc, samples: [*a]}\n")
+    with pytest.raises(ConfigError, match=r"cannot read config .*looped\.yaml: a value contains itself"):
+        loader(looped)
+    assert load_yaml("{a: &x [1, [2]], b: *x}") == {"a": [1, [2]], "b": [1, [2]]}  # shared, not looped
+
+
+@pytest.mark.parametrize(
+    "override", ["ppo.lr=grid([!!timestamp 2001-99-99])", "bots.pimc.samples=grid([&a [*a]])"]
+)
+def test_a_bad_search_space_is_a_config_error_naming_it(override: str) -> None:
+    with pytest.raises(ConfigError, match=r"the arguments of grid\(\) are not valid YAML") as caught:
+        split_overrides([override])
+    assert repr(override) in str(caught.value)
 
 
 @pytest.mark.parametrize(

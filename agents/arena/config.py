@@ -257,8 +257,8 @@ def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, An
     if path is not None:
         path = config_path(path)
         try:
-            raw = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError, ValueError, TypeError, RecursionError) as error:
+            raw = load_yaml(Path(path).read_text()) or {}
+        except (OSError, *YAML_ERRORS) as error:
             raise ConfigError(f"cannot read config {path}: {_one_line(error)}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"config {path} must be a mapping of keys to values")
@@ -286,6 +286,30 @@ def config_path(spec: str | Path) -> Path:
     )
 
 
+YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)
+"""What ``load_yaml`` raises on bad text: ValueError and TypeError come from PyYAML's constructors
+(a bad !!timestamp or !!binary) and from a recursive alias, RecursionError from deep nesting."""
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, refusing a value that contains itself (a recursive alias, ``&a [*a]``): a
+    config is a tree, and every check that walks one would recurse without end."""
+    value = yaml.safe_load(text)
+    if _contains_itself(value):
+        raise ValueError("a value contains itself through a recursive alias")
+    return value
+
+
+def _contains_itself(value: Any, outer: frozenset[int] = frozenset()) -> bool:
+    """Whether a list or dict holds itself at some depth (aliases shared elsewhere are fine)."""
+    if not isinstance(value, list | dict):
+        return False
+    if id(value) in outer:
+        return True
+    items = value.values() if isinstance(value, dict) else value
+    return any(_contains_itself(item, outer | {id(value)}) for item in items)
+
+
 def apply_override(raw: dict[str, Any], item: str) -> None:
     """Set ``a.b.c=value`` in a nested dict; the value is read as YAML (``deals=500``, ``policies=[a,b]``)."""
     key, sep, text = item.partition("=")
@@ -298,9 +322,8 @@ def apply_override(raw: dict[str, Any], item: str) -> None:
         if not isinstance(node, dict):
             raise ConfigError(f"override {item!r}: {part!r} is not a mapping")
     try:
-        node[leaf] = yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as error:
-        # ValueError and TypeError: PyYAML's constructors (a bad !!timestamp or !!binary) raise them.
+        node[leaf] = load_yaml(text)
+    except YAML_ERRORS as error:
         raise ConfigError(
             f"override {item!r}: the value is not valid YAML ({_yaml_problem(error)})"
         ) from None

@@ -35,7 +35,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agents.arena.config import ConfigError, ConfigModel, RayConfig, apply_override, read_raw
+from agents.arena.config import (
+    YAML_ERRORS,
+    ConfigError,
+    ConfigModel,
+    RayConfig,
+    apply_override,
+    load_yaml,
+    read_raw,
+)
 from agents.arena.distributed import connect, require_ray
 from agents.training.config import parse_train_config
 
@@ -75,8 +83,8 @@ def split_overrides(overrides: list[str]) -> tuple[list[str], dict[str, tuple[st
             plain.append(item)
             continue
         try:
-            arguments = yaml.safe_load(f"[{match[2]}]")
-        except yaml.YAMLError:
+            arguments = load_yaml(f"[{match[2]}]")
+        except YAML_ERRORS:
             raise ConfigError(
                 f"override {item!r}: the arguments of {match[1]}() are not valid YAML"
             ) from None
