@@ -13,13 +13,14 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from agents.arena.config import ArenaConfig, ConfigError
 from agents.arena.tournament import run_arena
 from agents.bots.features import Board, pack_tiles
-from agents.bots.registry import load_policy, make_bot
+from agents.bots.registry import SHIPPED_DIR, load_policy, make_bot
 from agents.bots.search import PimcBot
 from agents.training import distill as distill_module
 from agents.training import train as train_script
 from agents.training.config import parse_train_config
 from agents.training.distill import (
     Labelled,
+    LabelRounds,
     Positions,
     collect_positions,
     data_set_moves,
@@ -172,12 +173,6 @@ def test_loss_is_the_cross_entropy_to_the_soft_targets() -> None:
     torch.testing.assert_close(policy_loss, expected)
     best = torch.from_numpy(np.nanmax(values, axis=1))
     torch.testing.assert_close(value_loss, 0.5 * ((predicted - 0.1 * best) ** 2).mean())
-    store = Labelled.empty(32, Labelled(obs, mask, values))
-    store.put(0, Labelled(obs, mask, values))
-    both = store.put(16, Labelled(obs, mask, -values))
-    assert both.values.shape == (32, rules.num_actions) and np.shares_memory(both.values, store.values)
-    np.testing.assert_array_equal(both.values[16:], -values)
-    np.testing.assert_array_equal(both.obs[:16], obs)
 
 
 def test_values_target_regresses_the_logits_on_the_move_values() -> None:
@@ -295,10 +290,7 @@ def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None
     checkpoints = config.run_dir / "checkpoints"
     distilled = torch.load(checkpoints / "update_000000.pt", weights_only=True)
     assert distilled["update"] == 0 and distilled["eval_score"] is not None  # evaluated as update 0
-    assert sorted(p.name for p in (config.run_dir / "teacher").iterdir()) == [
-        "round_000.npz",
-        "round_001.npz",
-    ]
+    assert sorted(p.name for p in (config.run_dir / "teacher").iterdir()) == ["round_000", "round_001"]
     scalars = EventAccumulator(str(config.run_dir)).Reload().Tags()["scalars"]
     assert {"distill/agreement", "distill/regret", "eval/diff_vs_pimc"} <= set(scalars)
     # The distilled network differs from a fresh one, and PPO moved on from it.
@@ -326,9 +318,9 @@ def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) ->
     exact = {"privileged": True, "target": "values", "teacher": {"exact": True, "prior": 0}}
     config = distill_config(tmp_path, "x", total_updates=0, distill={**DISTILL["distill"], **exact})
     train_script.train(config)
-    labels = np.load(config.run_dir / "teacher" / "round_000.npz")
+    labels = config.run_dir / "teacher" / "round_000"
     # Exact values of a finished 2-player block round are whole or half points.
-    legal = labels["values"][labels["mask"]]
+    legal = np.load(labels / "values.npy")[np.load(labels / "mask.npy")]
     np.testing.assert_array_equal(legal * 2, np.round(legal * 2))
     checkpoints = config.run_dir / "checkpoints"
     assert sorted(p.name for p in checkpoints.iterdir()) == ["best.pt", "update_000000.pt"]  # no PPO
@@ -379,12 +371,109 @@ def test_rounds_are_evaluated_as_a_learning_curve_without_changing_the_run(tmp_p
 
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
     data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
-    path = tmp_path / "round_000.npz"
+    path = tmp_path / "round_000"
     save_labels(path, "key-a", data)
-    assert load_labels(path, "key-a") is not None
-    assert load_labels(path, "key-b") is None
-    path.write_bytes(b"not an npz")
-    assert load_labels(path, "key-a") is None
+    assert load_labels(path, "key-a", 3, 4) is not None
+    assert load_labels(path, "key-b", 3, 4) is None
+    assert load_labels(path, "key-a", 5, 4) is None  # another game's observations
+    (path / "obs.npy").write_bytes(b"not an npy")
+    assert load_labels(path, "key-a", 3, 4) is None
+
+
+def damage(folder: Path, how: str) -> None:
+    """Break a saved round of labels the ways a disk, a kill or an editor can."""
+    values = folder / "values.npy"
+    if how == "truncated":
+        values.write_bytes(values.read_bytes()[:-7])
+    elif how == "garbage":
+        values.write_bytes(b"\x93NUMPY" + bytes(range(200)))
+    elif how == "nan":
+        array = np.load(values)
+        array[0, np.flatnonzero(np.load(folder / "mask.npy")[0])[0]] = np.nan
+        np.save(values, array)
+    elif how == "shape":
+        np.save(values, np.load(values)[:, :-1])
+    elif how == "missing":
+        (folder / "mask.npy").unlink()
+    elif how == "key":
+        (folder / "key.txt").write_bytes(b"\xff\xfe")
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "nan", "shape", "missing", "key"])
+def test_a_damaged_label_cache_is_labelled_again(tmp_path: Path, how: str) -> None:
+    """A round of cached labels that is cut short, overwritten, holds a NaN value for a legal move, has
+    the wrong shape or lost a file is not trained on: the run labels that round again and ends with
+    the weights of a run that never had a cache."""
+    config = distill_config(tmp_path, "clean", total_updates=0, eval={"every": 0})
+    train_script.train(config)
+    again = distill_config(tmp_path, f"damaged_{how}", total_updates=0, eval={"every": 0})
+    shutil.copytree(config.run_dir / "teacher", again.run_dir / "teacher")
+    damage(again.run_dir / "teacher" / "round_000", how)
+    train_script.train(again)
+    first = weights(config.run_dir / "checkpoints" / "update_000000.pt")
+    second = weights(again.run_dir / "checkpoints" / "update_000000.pt")
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    assert (
+        load_labels(
+            again.run_dir / "teacher" / "round_000",
+            (again.run_dir / "teacher" / "round_000" / "key.txt").read_text(),
+            113,
+            56,
+        )
+        is not None
+    )
+
+
+def test_cached_labels_follow_the_content_of_the_teachers_networks(tmp_path: Path) -> None:
+    """A teacher playing out with a checkpoint: replacing the file at the same path makes new labels."""
+    rollout = tmp_path / "rollout.pt"
+    shutil.copy(SHIPPED_DIR / "draw-2p.pt", rollout)
+    teacher = {"samples": 2, "rollout_bot": str(rollout)}
+    settings = {**DISTILL["distill"], "rounds": 1, "teacher": teacher}
+    config = distill_config(
+        tmp_path, "roll", preset="draw", total_updates=0, eval={"every": 0}, distill=settings
+    )
+    train_script.train(config)
+    saved = config.run_dir / "teacher" / "round_000"
+    before = (saved / "key.txt").read_text(), np.load(saved / "values.npy")
+    shutil.copy(SHIPPED_DIR / "draw-2p-playouts.pt", rollout)
+    shutil.rmtree(config.run_dir / "checkpoints")
+    train_script.train(config)
+    after = (saved / "key.txt").read_text(), np.load(saved / "values.npy")
+    assert before[0] != after[0] and not np.array_equal(before[1], after[1], equal_nan=True)
+
+
+def test_epochs_stream_the_data_set_chunk_by_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Training on labels mapped from their files, a few positions in memory at a time, gives the weights
+    of training on the whole set held in memory: the chunks are cut from one shuffle of the set."""
+    rules = Rules.preset("draw", 2)
+    found = choice_positions(rules, 300, seed=4)
+    labelled = label_positions(PimcBot(rules, seed=1, samples=2), found, privileged=True)
+    halves = [
+        Labelled(labelled.obs[s], labelled.mask[s], labelled.values[s])
+        for s in (slice(0, 170), slice(170, None))
+    ]
+    for index, half in enumerate(halves):
+        save_labels(tmp_path / str(index), "k", half)
+    obs_size = DominoCore(rules, 1).obs_size
+    mapped = LabelRounds([load_labels(tmp_path / str(i), "k", obs_size, rules.num_actions) for i in range(2)])
+    assert len(mapped) == 300 and len(mapped.rounds[0].maps) == 3 and not mapped.rounds[0].obs.flags.writeable
+
+    def trained(data: Labelled | LabelRounds, chunk: int) -> dict[str, torch.Tensor]:
+        monkeypatch.setattr(distill_module, "TRAIN_CHUNK", chunk)
+        monkeypatch.setattr(distill_module, "READ_PIECE", 7)
+        torch.manual_seed(0)
+        model = ActorCritic(rules, (32,), after_state=True, move_hidden=16)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        distill_epochs(
+            model, optimizer, data, 2, 32, temperature=0.5, value_scale=0.05, vf_coef=0.5, max_grad_norm=0.5,
+            rng=np.random.default_rng(3), device=torch.device("cpu"), target="values", anneal=True,
+        )  # fmt: skip
+        return model.state_dict()
+
+    whole = trained(labelled, 10_000)
+    for streamed in (trained(mapped, 64), trained(labelled, 96)):
+        assert all(torch.equal(whole[k], streamed[k]) for k in whole)
 
 
 def test_distillation_settings_are_checked() -> None:
@@ -418,3 +507,31 @@ def test_bad_bot_options_stop_the_run_before_it_starts(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"distill\.teacher: .*unexpected keyword argument 'foo'"):
         train_script.train(bad_teacher)
     assert not (tmp_path / "r" / "checkpoints").exists() and not (tmp_path / "t").exists()
+
+
+def test_resume_after_a_kill_during_the_distillation_reuses_its_rounds(tmp_path: Path, monkeypatch) -> None:
+    """A kill in round 1's training leaves round 0's labels and no checkpoint: ``--resume`` was refused
+    ("no checkpoint"); it now starts again from the cached rounds, ends with the uninterrupted run's
+    weights, and logs each round's statistics once."""
+    whole = distill_config(tmp_path, "whole", total_updates=0, eval={"every": 0})
+    train_script.train(whole)
+    killed = distill_config(tmp_path, "killed", total_updates=0, eval={"every": 0})
+    real, calls = train_script.distill_epochs, []
+
+    def killed_in_round_1(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_script, "distill_epochs", killed_in_round_1)
+    with pytest.raises(KeyboardInterrupt):
+        train_script.train(killed)
+    monkeypatch.setattr(train_script, "distill_epochs", real)
+    assert not list((killed.run_dir / "checkpoints").glob("update_*.pt"))
+    train_script.train(killed, resume=True)
+    first = weights(whole.run_dir / "checkpoints" / "update_000000.pt")
+    second = weights(killed.run_dir / "checkpoints" / "update_000000.pt")
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    logged = EventAccumulator(str(killed.run_dir)).Reload().Scalars("distill/agreement")
+    assert [event.step for event in logged] == [0, 1]

@@ -16,7 +16,9 @@ time, so the targets carry no hidden information either.
 
 from __future__ import annotations
 
+import mmap
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,10 @@ from domino_env.envs.selfplay import SelfPlay
 
 MOVE_CHUNK = 65536
 """Positions whose move features are computed at once when a data set is prepared."""
+TRAIN_CHUNK = 262144
+"""Positions gathered into memory at once by ``distill_epochs`` (a few hundred MB with their move inputs)."""
+READ_PIECE = 16384
+"""Positions read from mapped label files between two releases of their pages."""
 SEARCH_BATCH = 2048
 """Positions the teacher searches in one call (its playouts of them run side by side)."""
 
@@ -50,24 +56,45 @@ class Labelled:
     """(B, A) bool."""
     values: np.ndarray
     """(B, A) float32."""
+    maps: tuple[mmap.mmap, ...] = ()
+    """The file mappings behind the arrays, when they were loaded from disk (``load_labels``)."""
 
     def __len__(self) -> int:
         return len(self.obs)
 
-    @staticmethod
-    def empty(size: int, like: Labelled) -> Labelled:
-        """Room for ``size`` positions shaped like ``like``'s: the rounds are written into one set as they
-        come, instead of concatenated (a copy of everything) for each round's training."""
-        return Labelled(
-            *(np.empty((size, *a.shape[1:]), a.dtype) for a in (like.obs, like.mask, like.values))
-        )
+    def take(self, rows: np.ndarray) -> Labelled:
+        """Rows ``rows`` (sorted), copied into memory."""
+        return Labelled(self.obs[rows], self.mask[rows], self.values[rows])
 
-    def put(self, start: int, part: Labelled) -> Labelled:
-        """Write ``part`` at row ``start``; returns the rows up to its end (views, no copy)."""
-        end = start + len(part)
-        for store, rows in ((self.obs, part.obs), (self.mask, part.mask), (self.values, part.values)):
-            store[start:end] = rows
-        return Labelled(self.obs[:end], self.mask[:end], self.values[:end])
+    def release(self) -> None:
+        """Drop the mapped pages read so far from this process's memory (the files stay cached by the
+        OS): a data set of millions of positions is read chunk by chunk without ever being resident."""
+        for mapping in self.maps:
+            mapping.madvise(mmap.MADV_DONTNEED)
+
+
+@dataclass
+class LabelRounds:
+    """Several rounds' labels read as one data set, each left where it is (on disk, mapped)."""
+
+    rounds: list[Labelled]
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self.rounds)
+
+    def take(self, rows: np.ndarray) -> Labelled:
+        """Rows ``rows`` (sorted, numbered across the rounds in order), copied into memory."""
+        ends = np.cumsum([len(part) for part in self.rounds])
+        cuts = np.searchsorted(rows, ends)
+        parts = [
+            part.take(rows[start:stop] - (end - len(part)))
+            for part, start, stop, end in zip(self.rounds, [0, *cuts[:-1]], cuts, ends, strict=True)
+        ]
+        return concat(parts)
+
+    def release(self) -> None:
+        for part in self.rounds:
+            part.release()
 
 
 @dataclass
@@ -172,24 +199,70 @@ def shuffled_piles(
     return np.repeat(hands[:, None], samples, axis=1), orders
 
 
-def save_labels(path: Path, key: str, data: Labelled) -> None:
-    """Write ``data`` under ``key`` (what the labels depend on) to ``path`` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("wb") as file:
-        np.savez(file, key=np.array(key), obs=data.obs, mask=data.mask, values=data.values)
-    os.replace(temporary, path)
+LABEL_ARRAYS = ("obs", "mask", "values")
 
 
-def load_labels(path: Path, key: str) -> Labelled | None:
-    """The labels saved at ``path`` if they were made under ``key``; None if absent, other or unreadable."""
+def save_labels(folder: Path, key: str, data: Labelled) -> None:
+    """Write ``data`` under ``key`` (what the labels depend on) to ``folder`` atomically: one ``.npy``
+    file per array (``load_labels`` maps them), the key written last, the folder renamed into place."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    temporary = folder.with_name(f".{folder.name}.tmp")
+    shutil.rmtree(temporary, ignore_errors=True)
+    temporary.mkdir()
+    for name in LABEL_ARRAYS:
+        np.save(temporary / f"{name}.npy", getattr(data, name))
+    (temporary / "key.txt").write_text(key)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(temporary, folder)
+
+
+def load_labels(folder: Path, key: str, obs_size: int, actions: int) -> Labelled | None:
+    """The labels saved in ``folder`` if they were made under ``key`` and are whole; None if absent,
+    made under another key, or damaged in any way (then they are labelled again).
+
+    The arrays are memory-mapped, not read: training takes its rows a chunk at a time. Whole means the
+    shapes and dtypes a position set of this game has (``obs_size`` inputs, ``actions`` moves), every
+    legal move with a finite value and every position with a legal move.
+    """
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            if str(saved["key"]) != key:
-                return None
-            return Labelled(saved["obs"], saved["mask"], saved["values"])
-    except (OSError, KeyError, ValueError):
+        if (folder / "key.txt").read_text() != key:
+            return None
+        arrays, maps = {}, []
+        for name in LABEL_ARRAYS:
+            array, mapping = _map_array(folder / f"{name}.npy")
+            arrays[name] = array
+            maps.append(mapping)
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
+    data = Labelled(**arrays, maps=tuple(maps))
+    shapes = {"obs": (obs_size, np.int16), "mask": (actions, np.bool_), "values": (actions, np.float32)}
+    for name, (width, dtype) in shapes.items():
+        array = arrays[name]
+        if array.ndim != 2 or array.shape != (len(data.obs), width) or array.dtype != dtype:
+            return None
+    for start in range(0, len(data), MOVE_CHUNK):  # every legal move valued: no NaN, no infinity
+        part = data.take(np.arange(start, min(start + MOVE_CHUNK, len(data))))
+        data.release()
+        if not part.mask.any(axis=1).all() or not np.isfinite(part.values[part.mask]).all():
+            return None
+    return data
+
+
+def _map_array(path: Path) -> tuple[np.ndarray, mmap.mmap]:
+    """The array of a ``.npy`` file as a read-only view of the file mapped into memory, and the mapping."""
+    with path.open("rb") as file:
+        version = np.lib.format.read_magic(file)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(file)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(file)
+        if fortran or dtype.hasobject:
+            raise ValueError(f"{path}: not a C-ordered array of numbers")
+        offset, count = file.tell(), int(np.prod(shape))
+        if offset + count * dtype.itemsize != os.fstat(file.fileno()).st_size:
+            raise ValueError(f"{path}: its size does not match its header")
+        mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    return np.frombuffer(mapping, dtype, count, offset).reshape(shape), mapping
 
 
 def distill_loss(
@@ -262,10 +335,25 @@ def data_set_moves(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor) ->
     return MoveInputs(features, rows, actions, counts)
 
 
+def gather(data: Labelled | LabelRounds, rows: np.ndarray) -> Labelled:
+    """Rows ``rows`` (sorted) of ``data`` copied into memory, ``READ_PIECE`` at a time, the mapped pages
+    released after each piece: what stays resident is the copy, not the files."""
+    pieces = []
+    for start in range(0, len(rows), READ_PIECE):
+        pieces.append(data.take(rows[start : start + READ_PIECE]))
+        data.release()
+    return concat(pieces)
+
+
+def concat(parts: list[Labelled]) -> Labelled:
+    """Labelled sets one after the other, in memory."""
+    return Labelled(*(np.concatenate([getattr(part, name) for part in parts]) for name in LABEL_ARRAYS))
+
+
 def distill_epochs(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
-    data: Labelled,
+    data: Labelled | LabelRounds,
     epochs: int,
     batch: int,
     temperature: float,
@@ -282,43 +370,57 @@ def distill_epochs(
     Minibatches are drawn with ``rng`` (numpy), so a seeded run repeats itself. ``anneal``: the
     learning rate falls linearly to 0 over these epochs (then is restored), so the weights settle
     on the mean of noisy labels instead of wandering with the last minibatches.
+
+    Memory is bounded by ``TRAIN_CHUNK``, not by the data set: each epoch's shuffled order is cut
+    into chunks of whole minibatches, and only one chunk's rows (and their move inputs, the largest
+    arrays) are gathered at a time. ``data`` may be memory-mapped files (``load_labels``):
+    a chunk reads its rows from them and releases them afterwards. The minibatches are those of one
+    shuffle of the whole set, so the result does not depend on the chunk size.
     """
-    obs = torch.from_numpy(data.obs).to(device)
-    mask = torch.from_numpy(data.mask).to(device)
-    values = torch.from_numpy(np.nan_to_num(data.values, nan=0.0)).to(device)
-    # Move features once for the whole set; the observations are encoded per minibatch (1.5 KB a
-    # position encoded, against 0.2 KB raw).
-    moves = data_set_moves(model, obs, mask) if model.uses_move_features else None
     stats: dict[str, list[float]] = {}
     rates = [group["lr"] for group in optimizer.param_groups]
     steps = epochs * -(-len(data) // batch)
+    chunk = max(batch, TRAIN_CHUNK // batch * batch)
     done = 0
     for _ in range(epochs):
         stats = {}
-        order = torch.from_numpy(rng.permutation(len(data))).to(device)
-        for start in range(0, len(data), batch):
-            if anneal:
-                for group, rate in zip(optimizer.param_groups, rates, strict=True):
-                    group["lr"] = rate * (1 - done / steps)
-                done += 1
-            idx = order[start : start + batch]
-            batch_moves = None if moves is None else moves.select(idx)
-            policy_loss, value_loss, step = distill_loss(
-                model,
-                model.encoder(obs[idx]),
-                mask[idx],
-                batch_moves,
-                values[idx],
-                temperature,
-                value_scale,
-                target,
-            )
-            optimizer.zero_grad()
-            (policy_loss + vf_coef * value_loss).backward()
-            nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-            optimizer.step()
-            for key, value in step.items():
-                stats.setdefault(key, []).append(value)
+        order = rng.permutation(len(data))
+        for first in range(0, len(data), chunk):
+            rows = np.sort(order[first : first + chunk])  # sorted: sequential reads from a mapped file
+            place = np.argsort(np.argsort(order[first : first + chunk]))  # shuffled index -> sorted row
+            part = gather(data, rows)
+            obs = torch.from_numpy(part.obs).to(device)
+            mask = torch.from_numpy(part.mask).to(device)
+            values = torch.from_numpy(np.nan_to_num(part.values, nan=0.0)).to(device)
+            del part
+            # Move features once per chunk; the observations are encoded per minibatch (1.5 KB a
+            # position encoded, against 0.2 KB raw).
+            moves = data_set_moves(model, obs, mask) if model.uses_move_features else None
+            shuffled = torch.from_numpy(place).to(device)
+            for start in range(0, len(rows), batch):
+                if anneal:
+                    for group, rate in zip(optimizer.param_groups, rates, strict=True):
+                        group["lr"] = rate * (1 - done / steps)
+                    done += 1
+                idx = shuffled[start : start + batch]
+                batch_moves = None if moves is None else moves.select(idx)
+                policy_loss, value_loss, step = distill_loss(
+                    model,
+                    model.encoder(obs[idx]),
+                    mask[idx],
+                    batch_moves,
+                    values[idx],
+                    temperature,
+                    value_scale,
+                    target,
+                )
+                optimizer.zero_grad()
+                (policy_loss + vf_coef * value_loss).backward()
+                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                optimizer.step()
+                for key, value in step.items():
+                    stats.setdefault(key, []).append(value)
+            del obs, mask, values, moves
     for group, rate in zip(optimizer.param_groups, rates, strict=True):
         group["lr"] = rate
     return {key: float(np.mean(value)) for key, value in stats.items()}
