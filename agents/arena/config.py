@@ -35,6 +35,7 @@ from pydantic.fields import FieldInfo
 
 from agents.bots.registry import BOT_NAMES, load_policy
 from domino_env.engine.rules import Rules
+from domino_env.text import brief
 
 Format = Literal["round_robin", "head_to_head"]
 
@@ -259,7 +260,7 @@ def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, An
         try:
             raw = load_yaml(Path(path).read_text()) or {}
         except (OSError, *YAML_ERRORS) as error:
-            raise ConfigError(f"cannot read config {path}: {_one_line(error)}") from None
+            raise ConfigError(f"cannot read config {path}: {_yaml_problem(error)}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"config {path} must be a mapping of keys to values")
     for item in overrides:
@@ -291,31 +292,77 @@ YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionEr
 (a bad !!timestamp or !!binary) and from a recursive alias, RecursionError from deep nesting."""
 
 
+MAX_YAML_VALUES = 100_000
+"""Values (mappings, lists and scalars, counted with every copy an alias makes) a config may hold:
+a handful of aliases nested nine deep repeat what they name 10^9 times in 324 bytes."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the last one,
+    so a second ``ppo:`` section silently replaces the first). Keys merged in by ``<<`` may still be
+    overridden: that is what merging is for."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: the base constructor says so
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"duplicate key {brief(key)}",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(text: str) -> Any:
-    """``yaml.safe_load``, refusing a value that contains itself (a recursive alias, ``&a [*a]``): a
-    config is a tree, and every check that walks one would recurse without end."""
-    value = yaml.safe_load(text)
-    if _contains_itself(value):
-        raise ValueError("a value contains itself through a recursive alias")
+    """``yaml.safe_load``, refusing a key written twice in a mapping, a value that contains itself (a
+    recursive alias, ``&a [*a]``: every check that walks a config would recurse without end), and a
+    value that aliases expand beyond ``MAX_YAML_VALUES`` (every check would walk every copy)."""
+    value = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: plain data only
+    if _expanded_size(value, {}, set()) > MAX_YAML_VALUES:
+        raise ValueError(
+            f"its aliases expand to more than {MAX_YAML_VALUES:,} values (a config is a small tree; "
+            "this looks like an alias bomb)"
+        )
     return value
 
 
-def _contains_itself(value: Any, outer: frozenset[int] = frozenset()) -> bool:
-    """Whether a list or dict holds itself at some depth (aliases shared elsewhere are fine)."""
+def _expanded_size(value: Any, sizes: dict[int, int], path: set[int]) -> int:
+    """The number of values in ``value`` with every shared list or dict counted once per copy, computed
+    once per distinct list or dict (``sizes``); ValueError if one holds itself (``path``: the lists and
+    dicts being walked)."""
     if not isinstance(value, list | dict):
-        return False
-    if id(value) in outer:
-        return True
-    items = value.values() if isinstance(value, dict) else value
-    return any(_contains_itself(item, outer | {id(value)}) for item in items)
+        return 1
+    key = id(value)
+    if key in path:
+        raise ValueError("a value contains itself through a recursive alias")
+    if key not in sizes:
+        path.add(key)
+        items = value.values() if isinstance(value, dict) else value
+        sizes[key] = 1 + sum(_expanded_size(item, sizes, path) for item in items)
+        path.discard(key)
+    return sizes[key]
 
 
 def apply_override(raw: dict[str, Any], item: str) -> None:
     """Set ``a.b.c=value`` in a nested dict; the value is read as YAML (``deals=500``, ``policies=[a,b]``)."""
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"override {item!r} must look like key.sub=value")
+        raise ConfigError(f"override {_short(item)} must look like key.sub=value")
     *parents, leaf = key.strip().split(".")
+    if not all(part.strip() for part in (*parents, leaf)):
+        raise ConfigError(
+            f"override {_short(item)}: {_short(key.strip())} has an empty key name (key.sub=value)"
+        )
     node = raw
     for part in parents:
         node = node.setdefault(part, {})
@@ -352,6 +399,10 @@ def parse_config(raw: dict[str, Any]) -> ArenaConfig:
 
 def build_rules(preset: str, players: int | None, overrides: dict[str, Any]) -> Rules:
     """``Rules.preset(preset, players, **overrides)``, its errors as ConfigError."""
+    for reserved in ("name", "players"):
+        if reserved in overrides:
+            top = "preset" if reserved == "name" else "players"
+            raise ConfigError(f"rules.{reserved}: set it with the top-level key {top!r}, not under rules")
     try:
         return Rules.preset(preset, players, **overrides)
     except (ValueError, TypeError, OverflowError) as error:
@@ -541,17 +592,15 @@ def _safe_str(value: Any) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = repr(value)
-    except ValueError:  # an int of more than 4,300 digits (sys.get_int_max_str_digits)
-        if isinstance(value, int):
-            return f"an integer of {value.bit_length()} bits"
-        return f"a {type(value).__name__} holding an integer too long to print"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return brief(value, limit)
 
 
 def _yaml_problem(error: BaseException) -> str:
-    problem = getattr(error, "problem", None)  # MarkedYAMLError: the problem without the quoted text
+    """The problem without the quoted text (a MarkedYAMLError), with its line when it has one."""
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{_one_line(problem)} (line {mark.line + 1}, column {mark.column + 1})"
     return _one_line(problem or error)
 
 

@@ -27,6 +27,7 @@ from agents.arena import distributed
 from agents.arena.config import ConfigError, load_config
 from agents.arena.report import print_result, save
 from agents.arena.tournament import run_arena
+from domino_env.files import check_writable, describe_os_error
 
 DEFAULT_CONFIG = "arena"
 
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     try:
         config = load_config(config_path, overrides)
+        check_writable(Path(config.output.dir))  # before any game: not after an hour of them
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -67,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         console.print(f"[red]config error:[/red] {escape(str(error))}", soft_wrap=True)
         return 2
+    except OSError as error:
+        console.print(f"[red]error:[/red] {escape(describe_os_error(error))}", soft_wrap=True)
+        return 1
     except MemoryError:
         console.print(
             "[red]out of memory:[/red] lower deals, matches, batch or the search bots' "
@@ -77,8 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     print_result(result, console)
     out = config.output
     stem = Path(out.dir) / (out.name or f"{result.preset}-{result.players}p")
-    for path in save(result, stem, out.json, out.csv, out.plot):
-        console.print(f"wrote {path}")
+    try:
+        for path in save(result, stem, out.json, out.csv, out.plot):
+            console.print(f"wrote {path}")
+    except OSError as error:  # the disk filled up during the run: the previous files are still whole
+        console.print(f"[red]error:[/red] {escape(describe_os_error(error))}", soft_wrap=True)
+        return 1
     return 0
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import csv
-import json
+import io
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from agents.arena.tournament import ArenaResult
+from domino_env.files import strict_json, write_atomic
+
+RESULT_NOTE = "null: a figure these deals cannot give (a confidence interval needs two deals or more)"
 
 PAIR_COLUMNS = (
     "first", "second", "deals", "diff", "ci", "first_points", "second_points",
@@ -60,29 +64,34 @@ def print_result(result: ArenaResult, console: Console) -> None:
 
 
 def save(result: ArenaResult, stem: Path, json_out: bool, csv_out: bool, plot_out: bool) -> list[Path]:
-    """Write the requested files next to each other, and the saved games if any; returns their paths."""
+    """Write the requested files next to each other, and the saved games if any; returns their paths.
+
+    Each file is written whole or not at all (``write_atomic``); the JSON is strict (a figure that
+    cannot be computed, such as a CI from one deal, is null: ``RESULT_NOTE`` says so in the file).
+    """
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     if result.games:
         written.append(save_games(result.games, stem.parent / f"{stem.name}-games"))
     if json_out:
         path = stem.with_suffix(".json")
-        path.write_text(json.dumps(result.to_dict(), indent=2))
+        write_atomic(path, strict_json({**result.to_dict(), "note": RESULT_NOTE}))
         written.append(path)
     if csv_out:
         path = stem.with_suffix(".csv")
-        with path.open("w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(PAIR_COLUMNS)
-            for p in result.pairs:
-                match = p.match_win or (None, None)
-                writer.writerow(
-                    [p.first, p.second, p.deals, p.diff, p.ci, *p.points, *p.round_win, *match, p.matches]
-                )
+        rows = io.StringIO(newline="")
+        writer = csv.writer(rows)
+        writer.writerow(PAIR_COLUMNS)
+        for p in result.pairs:
+            match = p.match_win or (None, None)
+            writer.writerow(
+                [p.first, p.second, p.deals, p.diff, p.ci, *p.points, *p.round_win, *match, p.matches]
+            )
+        write_atomic(path, rows.getvalue())
         written.append(path)
     if plot_out:
         path = stem.with_suffix(".png")
-        plot(result, path)
+        write_atomic(path, lambda file: plot(result, file))
         written.append(path)
     return written
 
@@ -94,13 +103,13 @@ def save_games(games: list[dict], folder: Path) -> Path:
     index = []
     for number, game in enumerate(games):
         name = f"game-{number:03d}.json"
-        (folder / name).write_text(json.dumps(game["record"], indent=1))
+        write_atomic(folder / name, strict_json(game["record"], indent=1))
         index.append({"file": name, "seats": game["seats"], "deal": game["deal"]})
-    (folder / "games.json").write_text(json.dumps({"games": index}, indent=1))
+    write_atomic(folder / "games.json", strict_json({"games": index}, indent=1))
     return folder
 
 
-def plot(result: ArenaResult, path: Path) -> None:
+def plot(result: ArenaResult, path: Path | IO[bytes]) -> None:
     """Pairwise difference matrix (row minus column, points per round) and ratings with 95% CIs.
 
     Drawn on a bare ``Figure`` (no pyplot): no backend is chosen or changed, so it is
@@ -139,4 +148,4 @@ def plot(result: ArenaResult, path: Path) -> None:
     right.set_title("openskill rating (mu ± 1.96 sigma)", fontsize=9)
     fig.suptitle(f"{result.preset} {result.players}p, {result.deals} duplicate deals")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format="png")

@@ -37,10 +37,11 @@ policy with its own seeded generator instead.
 from __future__ import annotations
 
 import copy
+import errno
 import math
-import os
 import random
-import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -51,6 +52,8 @@ import torch
 from agents.training.network import ActorCritic, build_network, resolve_device
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
+from domino_env.files import write_atomic
+from domino_env.text import brief
 
 FORMAT = 1
 REQUIRED = (
@@ -65,6 +68,11 @@ REQUIRED = (
     "snapshots",
 )
 POLICY_KEYS = ("format", "model", "config", "update", "global_step")
+MAX_CHECKPOINT_BYTES = 2**28
+"""A checkpoint larger than this when unpacked is refused before it is read (the largest shipped
+policy file is 1.2 MB; a run's full checkpoint with its snapshot pool, tens of MB)."""
+MAX_CHECKPOINT_ENTRIES = 100_000
+"""Nor one of more entries (tensors) than this."""
 STORED_CONFIG_KEYS = ("preset", "players", "rules", "model")
 """Keys of the stored config that loading reads (``rules_of``, ``build_model``): never left to defaults."""
 
@@ -74,20 +82,18 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
+    """Write ``payload`` to ``path`` atomically (``write_atomic``: temporary file, fsync, rename).
+
+    A full disk makes ``torch.save`` fail deep in its zip writer (``unexpected pos``); that is
+    raised as an OSError naming the file, and the previous checkpoint is left as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "wb") as file:
-            torch.save(payload, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a checkpoint is an ordinary output file
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        write_atomic(path, lambda file: torch.save(payload, file))
+    except RuntimeError as error:
+        reason = " ".join(str(error).split())[:200]
+        raise OSError(errno.EIO, f"torch.save failed ({reason}); is the disk full?", str(path)) from None
 
 
 def load_checkpoint(path: str | Path, required: tuple[str, ...] = REQUIRED) -> dict[str, Any]:
@@ -99,15 +105,48 @@ def load_checkpoint(path: str | Path, required: tuple[str, ...] = REQUIRED) -> d
     """
     path = Path(path)
     try:
+        verify_archive(path)
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise CheckpointError(f"checkpoint {path}: no such file") from None
+    except CheckpointError:
+        raise
     except Exception as error:  # torch raises RuntimeError, EOFError, UnpicklingError... for bad files
         raise CheckpointError(
             f"checkpoint {path}: unreadable (truncated, corrupt or not a torch checkpoint): {error}"
         ) from None
     validate_payload(payload, path, required)
     return payload
+
+
+def verify_archive(path: Path) -> None:
+    """Refuse a checkpoint whose archive is damaged or would expand beyond ``MAX_CHECKPOINT_BYTES``.
+
+    ``torch.save`` writes a zip archive with a CRC-32 of every entry, but ``torch.load`` never
+    checks them: one flipped byte inside a tensor loads as a wrong weight. Every entry is read and
+    checked here first. The sizes are checked before anything is read, so a small file holding a
+    deflated gigabyte is refused without inflating it (``torch.save`` stores entries uncompressed).
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+            total = sum(entry.file_size for entry in entries)
+            if len(entries) > MAX_CHECKPOINT_ENTRIES or total > MAX_CHECKPOINT_BYTES:
+                raise CheckpointError(
+                    f"checkpoint {path}: holds {len(entries):,} entries of {total:,} bytes in all; a "
+                    f"checkpoint is refused beyond {MAX_CHECKPOINT_ENTRIES:,} entries or "
+                    f"{MAX_CHECKPOINT_BYTES:,} bytes"
+                )
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, ValueError) as error:
+        raise CheckpointError(
+            f"checkpoint {path}: unreadable (truncated, corrupt or not a torch checkpoint): {error}"
+        ) from None
+    if damaged is not None:
+        raise CheckpointError(
+            f"checkpoint {path}: damaged: {damaged} does not match its CRC-32 (the file changed after "
+            "it was written; restore it or train again)"
+        )
 
 
 def validate_payload(payload: Any, path: str | Path, required: tuple[str, ...] = REQUIRED) -> None:
@@ -161,9 +200,8 @@ def _is_int(value: Any) -> bool:
 
 
 def _show(value: Any) -> str:
-    """A short description of a stored value for an error message."""
-    text = repr(value)
-    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+    """A short description of a stored value for an error message (never the whole of a large one)."""
+    return f"{type(value).__name__} {brief(value)}"
 
 
 def _check_config(config: Any, fail: Callable[[str, str], NoReturn]) -> None:

@@ -63,7 +63,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.arena.config import ArenaConfig, ConfigError
 from agents.arena.tournament import run_arena
-from agents.bots.registry import checkpoint_path, make_bot
+from agents.bots.registry import BOT_NAMES, checkpoint_path, make_bot
 from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
@@ -85,6 +85,7 @@ from agents.training.config import (
 )
 from agents.training.distill import (
     Labelled,
+    LabelRounds,
     collect_positions,
     distill_epochs,
     label_positions,
@@ -94,8 +95,11 @@ from agents.training.distill import (
 from agents.training.distributed import Fleet
 from agents.training.network import ActorCritic, build_network, resolve_device
 from agents.training.ppo import LOSSES, Opponents, collect_rollout, compute_advantages, ppo_update
+from agents.training.run_lock import RunLock
+from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
 from domino_env.envs.selfplay import SelfPlay
+from domino_env.files import describe_os_error
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError) as error:
         console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
         return 2
+    except OSError as error:  # an unwritable folder, a full disk: one line naming the path
+        console.print(f"[red]error:[/red] {escape(describe_os_error(error))}", soft_wrap=True)
+        return 1
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say how to go on, no traceback
         signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
         console.print(_how_to_resume(stop, config, args), markup=False, highlight=False, soft_wrap=True)
@@ -151,12 +158,25 @@ def train(
     """Run (or continue) the training ``config`` describes; returns the last update's statistics.
 
     ``report(update, score)`` is told each evaluation's score (Ray Tune trials: training/tune.py).
+    The run folder is locked for the whole run (training/run_lock.py): a second run of the same name
+    is refused, naming the first one's PID.
     """
-    console = console or Console()
     rules = config.build_rules()
     _check_bots(config, rules)
     if config.distill.pile_samples > 1 and not rules.drawing:
         raise ConfigError(f"distill.pile_samples: {config.preset} has no draw pile to shuffle (set it to 1)")
+    with RunLock(config.run_dir):
+        return _train(config, rules, resume, console or Console(), report)
+
+
+def _train(
+    config: TrainConfig,
+    rules: Rules,
+    resume: bool,
+    console: Console,
+    report: Callable[[int, float], None] | None,
+) -> dict[str, float]:
+    """``train`` once its config is checked, inside the run folder's lock."""
     fleet = Fleet(config) if config.ray.workers else None  # --- Ray: rollout and search actors, or None
     checkpoints = config.run_dir / "checkpoints"
 
@@ -178,9 +198,17 @@ def train(
     snapshots = [_weights(model)]  # the pool the "past" opponent draws from
     pending = None  # the last checkpoint, when a kill cut its evaluation short: evaluated first
     existing = sorted(checkpoints.glob("update_*.pt"))
+    if resume and not existing and config.distill.rounds and (config.run_dir / "teacher").is_dir():
+        # Killed during the distillation, before its first checkpoint: what it had done is the
+        # teacher's cached rounds, which a fresh start reuses (the same run, number for number).
+        console.print("no checkpoint yet: the distillation starts again, reusing the cached teacher rounds")
+        resume = False
     if resume:
         if not existing:
-            raise CheckpointError(f"--resume: no checkpoint in {checkpoints}")
+            raise CheckpointError(
+                f"--resume: no checkpoint in {checkpoints} (the run never reached one): "
+                "start it without --resume"
+            )
         payload = _recover(existing[-1], checkpoints / "best.pt")
         _check_resumable(payload["config"], config, existing[-1])
         try:
@@ -201,7 +229,9 @@ def train(
 
     # A context manager: an interrupted run (Ctrl-C, SIGTERM) still flushes what it logged. Resuming
     # drops what was logged after the checkpoint's update (step >= purge_step), to be logged again.
-    writer = SummaryWriter(str(config.run_dir), purge_step=global_step + 1 if resume else None)
+    # A fresh start drops everything an earlier, killed attempt logged (step >= 0): distill/* is not
+    # logged twice when a run killed during its distillation is started again.
+    writer = SummaryWriter(str(config.run_dir), purge_step=global_step + 1 if resume else 0)
     writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
     stats: dict[str, float] = {}
@@ -442,18 +472,19 @@ def _distill(
     """
     settings = config.distill
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, eps=1e-5)
-    store: Labelled | None = None  # every round's labels, allocated once for all rounds
+    rounds: list[Labelled] = []  # every round's labels, mapped from their files in <run>/teacher/
+    obs_size = DominoCore(rules, 1).obs_size
     for round_ in range(settings.rounds):
         seed = config.seed * 1_000_003 + round_
-        cache = config.run_dir / "teacher" / f"round_{round_:03d}.npz"
+        cache = config.run_dir / "teacher" / f"round_{round_:03d}"
         source = [config.preset, config.players, config.rules, config.seed, round_, settings.positions]
-        source += [settings.games, settings.teacher, settings.privileged]
+        source += [settings.games, settings.teacher, settings.privileged, _file_digests(settings.teacher)]
         if settings.pile_samples > 1:  # appended only when set: the caches of earlier runs stay valid
             source.append(settings.pile_samples)
         if fleet is not None:  # a seed per batch, not one stream: the labels may differ from a local run's
             source.append("ray")
         key = json.dumps(source) + (_digest(model) if round_ else "")
-        data = load_labels(cache, key)
+        data = load_labels(cache, key, obs_size, rules.num_actions)
         if data is None:
             if round_ == 0:
                 behaviour = make_bot("strong", rules, seed)
@@ -470,18 +501,21 @@ def _distill(
 
             piles = np.random.default_rng([seed, 2])
             if fleet is not None:  # --- Ray (ray.workers): the actors search the batches
-                data = fleet.label(positions, seed, progress, piles)
+                fresh = fleet.label(positions, seed, progress, piles)
             else:
                 teacher = make_bot("pimc", rules, seed, **settings.teacher)
-                data = label_positions(
+                fresh = label_positions(
                     teacher, positions, settings.privileged, progress=progress,
                     pile_samples=settings.pile_samples, rng=piles,
                 )  # fmt: skip
-            save_labels(cache, key, data)
-        if store is None:
-            store = Labelled.empty(settings.rounds * settings.positions, data)
-        labelled = store.put(round_ * settings.positions, data)
-        del data  # the store holds it: one round's labels less in memory while training
+            del positions
+            save_labels(cache, key, fresh)
+            del fresh  # trained on from the file, a chunk at a time: memory does not grow with the rounds
+            data = load_labels(cache, key, obs_size, rules.num_actions)
+            if data is None:
+                raise OSError(f"{cache}: the labels just written cannot be read back")
+        rounds.append(data)
+        labelled = LabelRounds(rounds)
         stats = distill_epochs(
             model, optimizer, labelled, settings.epochs, settings.batch,
             settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
@@ -499,6 +533,21 @@ def _distill(
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
             curve = [("distill_eval", len(labelled))]
             _evaluate(path, config, rng, writer, curve, bar.console)
+
+
+def _file_digests(options: dict[str, Any]) -> dict[str, str]:
+    """A digest of each file the teacher's options name (a rollout or inference network): labels cached
+    for one network are not taken for another one saved at the same path."""
+    digests = {}
+    for option, value in sorted(options.items()):
+        if not isinstance(value, str) or value in BOT_NAMES:
+            continue
+        try:
+            path = checkpoint_path(value)
+        except ValueError:
+            continue  # not a file: the teacher's own check says what is wrong with it
+        digests[option] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return digests
 
 
 def _digest(model: ActorCritic) -> str:

@@ -84,9 +84,10 @@ def split_overrides(overrides: list[str]) -> tuple[list[str], dict[str, tuple[st
             continue
         try:
             arguments = load_yaml(f"[{match[2]}]")
-        except YAML_ERRORS:
+        except YAML_ERRORS as error:
+            problem = " ".join(str(getattr(error, "problem", None) or error).split())
             raise ConfigError(
-                f"override {item!r}: the arguments of {match[1]}() are not valid YAML"
+                f"override {item!r}: the arguments of {match[1]}() are not valid YAML ({problem})"
             ) from None
         listed = match[1] in ("grid", "choice")
         if listed and (len(arguments) != 1 or not isinstance(arguments[0], list) or not arguments[0]):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from domino_env.engine.tiles import NUM_TILES
+from domino_env.text import brief
 
 FirstOpener = Literal["highest_tile", "six_six", "lots", "random"]
 LaterOpener = Literal["same", "next", "winner"]
@@ -143,13 +144,13 @@ class Rules:
         if name not in PRESETS:
             close = difflib.get_close_matches(str(name), PRESETS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown preset {name!r}; valid presets: {', '.join(PRESETS)}{hint}")
+            raise ValueError(f"unknown preset {brief(name)}; valid presets: {', '.join(PRESETS)}{hint}")
         allowed = PRESET_PLAYERS[name]
         if players is None:
             players = allowed[0]
         if players not in allowed:
             raise ValueError(
-                f"preset {name!r} is played by {' or '.join(map(str, allowed))} players, not {players!r}"
+                f"preset {name!r} is played by {' or '.join(map(str, allowed))} players, not {brief(players)}"
             )
         fields = dict(PRESETS[name](players), name=name, players=players)
         unknown = sorted(set(overrides) - set(FIELD_NAMES))
@@ -182,7 +183,7 @@ def winner_points(kind: RoundPoints, opp, own):
 def _unknown_field_message(key: str) -> str:
     close = difflib.get_close_matches(key, FIELD_NAMES, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown rule field {key!r}; valid fields: {', '.join(FIELD_NAMES)}{hint}"
+    return f"unknown rule field {brief(key)}; valid fields: {', '.join(FIELD_NAMES)}{hint}"
 
 
 def _validate(r: Rules) -> None:
@@ -192,14 +193,14 @@ def _validate(r: Rules) -> None:
     for field in ("players", "hand_size", "target"):
         value = getattr(r, field)
         if not isinstance(value, int) or isinstance(value, bool):
-            fail(f"{field} must be an integer, got {value!r}")
+            fail(f"{field} must be an integer, got {brief(value)}")
     for field in ("teams", "drawing", "spinner", "fives", "closed_game", "target_mid_round"):
         if not isinstance(getattr(r, field), bool):
-            fail(f"{field} must be true or false, got {getattr(r, field)!r}")
+            fail(f"{field} must be true or false, got {brief(getattr(r, field))}")
     for field, choices in CHOICES.items():
         value = getattr(r, field)
         if value not in choices:
-            fail(f"{field} must be one of {', '.join(choices)}; got {value!r}")
+            fail(f"{field} must be one of {', '.join(choices)}; got {brief(value)}")
     if r.players not in (2, 3, 4):
         fail(f"players must be 2, 3 or 4, got {r.players}")
     if r.teams and r.players != 4:
@@ -215,7 +216,7 @@ def _validate(r: Rules) -> None:
             or isinstance(r.redeal_doubles, bool)
             or r.redeal_doubles < 0
         ):
-            fail(f"redeal_doubles must be None or an integer >= 0, got {r.redeal_doubles!r}")
+            fail(f"redeal_doubles must be None or an integer >= 0, got {brief(r.redeal_doubles)}")
         # Seven doubles must be able to land somewhere without forcing a redeal.
         room = r.players * min(r.redeal_doubles, r.hand_size) + r.boneyard_size
         if room < 7:
