@@ -62,7 +62,7 @@ def config_reference() -> str:
     bots = ", ".join(f"`{name}`" for name in BOT_NAMES)
     out.append(f"| bots (`eval.opponents`, `policies`, `bots.<name>`) | {bots} |")
     out.append(f"| training `opponents` | `{SELF}`, `{PAST}` and the bots |")
-    out.append("| arena `policies` | the bots, or a checkpoint path (`checkpoints/block-2p.pt`) |")
+    out.append("| arena `policies` | the bots, or a checkpoint path (`checkpoints/block-2p-ppo.pt`) |")
     out += ["", "## Bot options with a range", ""]
     out += [
         "Options under `bots.<name>` (and `distill.teacher`, the options of `pimc`) go to the bot's "

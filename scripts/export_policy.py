@@ -1,6 +1,6 @@
 """Write the small policy file of a training checkpoint (weights and config, no optimizer or snapshots).
 
-    python scripts/export_policy.py runs/block/checkpoints/best.pt checkpoints/block-2p.pt
+    python scripts/export_policy.py runs/block/checkpoints/best.pt checkpoints/block-2p-ppo.pt
 
 The result plays anywhere a checkpoint does (``agents.load_policy``, ``scripts/evaluate.py``,
 the environments) but cannot be resumed from.

@@ -146,10 +146,10 @@ def test_command_line_writes_json_csv_and_plot(tmp_path) -> None:
 
 
 def test_checkpoints_are_named_by_file_stem_unless_that_is_ambiguous() -> None:
-    assert display_names(["runs/a/checkpoints/best.pt", "strong", "checkpoints/block-2p.pt"]) == [
+    assert display_names(["runs/a/checkpoints/best.pt", "strong", "checkpoints/block-2p-ppo.pt"]) == [
         "best",
         "strong",
-        "block-2p",
+        "block-2p-ppo",
     ]
     assert display_names(["runs/a/best.pt", "runs/b/best.pt", "random"]) == [
         "runs/a/best.pt",

@@ -346,7 +346,10 @@ def _policies() -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(BOT_NAMES) | fake, max_size=4)
 
 
-ALIAS_BOMB = "[" + ", ".join(f"&a{i} [" + ", ".join([f"*a{i - 1}" if i else "0"] * 10) + "]" for i in range(9)) + "]"
+ALIAS_BOMB = "[" + ", ".join(
+    f"&a{i} [" + ", ".join([f"*a{i - 1}" if i else "0"] * 10) + "]" for i in range(9)
+)
+ALIAS_BOMB += "]"
 """Nine levels of aliases, each repeating the last ten times: 10^9 values from a few hundred bytes."""
 
 _keys = ["seed", "ppo.lr", "ppo.gamma", "model.hidden", "opponents.self", "eval.opponents", "name", "deals",
@@ -354,7 +357,8 @@ _keys = ["seed", "ppo.lr", "ppo.gamma", "model.hidden", "opponents.self", "eval.
 _yaml = st.sampled_from(
     ["[1", "{a", ".nan", "-.inf", "1e400", "1e-4", "-1", "0", "true", "~", "!!binary x", "2001-99-99",
      "!!timestamp 2001-99-99", "&a [*a]", "*b", "'", "[random]", "[]", "{}", "..", "1" * 5000,
-     "!!python/name:os", "{a: 1, a: 2}", "[&x [1, 2], *x, *x]", ALIAS_BOMB, "[[[[[[1]]]]]]", "{<<: {a: 1}, a: 2}"]
+     "!!python/name:os", "{a: 1, a: 2}", "[&x [1, 2], *x, *x]", ALIAS_BOMB, "[[[[[[1]]]]]]",
+     "{<<: {a: 1}, a: 2}"]
 )  # fmt: skip
 _overrides = st.lists(
     st.one_of(

@@ -427,7 +427,7 @@ def test_a_damaged_label_cache_is_labelled_again(tmp_path: Path, how: str) -> No
 def test_cached_labels_follow_the_content_of_the_teachers_networks(tmp_path: Path) -> None:
     """A teacher playing out with a checkpoint: replacing the file at the same path makes new labels."""
     rollout = tmp_path / "rollout.pt"
-    shutil.copy(SHIPPED_DIR / "draw-2p.pt", rollout)
+    shutil.copy(SHIPPED_DIR / "draw-2p-ppo.pt", rollout)
     teacher = {"samples": 2, "rollout_bot": str(rollout)}
     settings = {**DISTILL["distill"], "rounds": 1, "teacher": teacher}
     config = distill_config(
@@ -436,7 +436,7 @@ def test_cached_labels_follow_the_content_of_the_teachers_networks(tmp_path: Pat
     train_script.train(config)
     saved = config.run_dir / "teacher" / "round_000"
     before = (saved / "key.txt").read_text(), np.load(saved / "values.npy")
-    shutil.copy(SHIPPED_DIR / "draw-2p-playouts.pt", rollout)
+    shutil.copy(SHIPPED_DIR / "draw-2p.pt", rollout)
     shutil.rmtree(config.run_dir / "checkpoints")
     train_script.train(config)
     after = (saved / "key.txt").read_text(), np.load(saved / "values.npy")

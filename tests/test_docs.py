@@ -181,3 +181,15 @@ def test_generated_keys_match_the_test_walk_on_a_changed_model() -> None:
     text = "\n".join(generator._model_tables(Outer, "train", level=3))
     assert _documented_keys(text)["train"] == _model_keys(Outer) == {"width", "inner", "inner.depth"}
     assert "≥ 1 and ≤ 9" in text
+
+
+def test_the_agents_tables_are_generated_from_the_shipped_cards() -> None:
+    """The README's and docs/agents.md's tables are the cards of the shipped files: replace a file
+    (or its card) and this fails until ``python scripts/model_card.py --write-table .`` is run."""
+    from agents.training.model_card import TABLE_PAGES, agents_table, with_table
+
+    table = agents_table()
+    assert table.count("\n") == 9  # a header, a rule and one row per preset
+    for page in TABLE_PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert with_table(text, table) == text, f"{page}: stale agents table"

@@ -39,7 +39,7 @@ from agents.training.run_lock import RunFolderLocked, RunLock
 from agents.training.tune import split_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = SHIPPED_DIR / "block-2p.pt"
+SHIPPED = SHIPPED_DIR / "block-2p-ppo.pt"
 TINY = {
     "preset": "block",
     "players": 2,
@@ -77,10 +77,10 @@ def flip_byte_in_tensor(path: Path) -> Path:
 
 
 def test_a_flipped_byte_in_a_checkpoint_is_refused_naming_the_entry(tmp_path: Path) -> None:
-    damaged = tmp_path / "block-2p.pt"
+    damaged = tmp_path / "block-2p-ppo.pt"
     damaged.write_bytes(SHIPPED.read_bytes())
     flip_byte_in_tensor(damaged)
-    with pytest.raises(CheckpointError, match=r"block-2p\.pt: damaged: .*data/0 does not match its CRC-32"):
+    with pytest.raises(CheckpointError, match=r"block-2p-ppo\.pt: damaged: .*data/0 does not match its CRC"):
         load_checkpoint(damaged, ("model",))
     load_checkpoint(SHIPPED, ("model",))  # the original still loads
 
@@ -286,7 +286,7 @@ def test_arena_results_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypa
     real_dumps = json.dumps
 
     def disk_full_midway(*a: Any, **k: Any) -> str:
-        raise OSError(28, "No space left on device", str(tmp_path / "block-2p.json"))
+        raise OSError(28, "No space left on device", str(tmp_path / "block-2p-ppo.json"))
 
     monkeypatch.setattr("domino_env.files.os.replace", disk_full_midway)
     assert evaluate.main(args) == 1
@@ -294,7 +294,7 @@ def test_arena_results_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypa
     assert "No space left on device" in out and "Traceback" not in out
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert after == before  # the previous JSON and CSV, whole; no temporary file left
-    assert json.loads(before["block-2p.json"]) and real_dumps
+    assert json.loads(before["block-2p-ppo.json"]) and real_dumps
 
 
 # 10. Strict JSON.
@@ -304,7 +304,7 @@ def test_one_deal_writes_strict_json_with_null_and_its_reason(tmp_path: Path) ->
     args = ["arena", "policies=[strong,random]", "deals=1", "matches=0", "progress=false",
             f"output.dir={tmp_path}", "output.plot=false", "output.csv=false"]  # fmt: skip
     assert evaluate.main(args) == 0
-    text = (tmp_path / "block-2p.json").read_text()
+    text = (tmp_path / "block-2p-ppo.json").read_text()
     assert "Infinity" not in text and "NaN" not in text
 
     def no_constants(name: str) -> None:

@@ -200,8 +200,8 @@ def test_shipped_policy_files_still_load_build_and_play(path: Path) -> None:
 
 
 def test_load_policy_of_a_shipped_file() -> None:
-    policy = load_policy("checkpoints/block-2p.pt", Rules.preset("block", 2))
-    assert policy.name == "block-2p"
+    policy = load_policy("checkpoints/block-2p-ppo.pt", Rules.preset("block", 2))
+    assert policy.name == "block-2p-ppo"
 
 
 # -- 7. out-of-range numbers ------------------------------------------------------------------------

@@ -84,14 +84,14 @@ def test_the_true_deal_explains_a_deterministic_opponent() -> None:
 
 def test_inference_needs_a_block_preset_and_a_network() -> None:
     with pytest.raises(ValueError, match="'draw' draws"):
-        PimcBot(Rules.preset("draw", 2), inference="block-2p")
+        PimcBot(Rules.preset("draw", 2), inference="block-2p-ppo")
     with pytest.raises(ValueError, match="inference must be a checkpoint"):
         PimcBot(Rules.preset("block", 2), inference="strong")
 
 
 def test_pimc_with_inference_plays_legal_moves() -> None:
     rules = Rules.preset("block", 2)
-    bot = PimcBot(rules, seed=0, samples=4, inference="block-2p-distill", candidates=3)
+    bot = PimcBot(rules, seed=0, samples=4, inference="block-2p-distill-ppo", candidates=3)
     core = DominoCore(rules, 32, seed=5)
     for _ in range(8):
         obs, mask = core.observe(), core.legal_mask()

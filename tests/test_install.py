@@ -65,12 +65,12 @@ def test_packages_come_from_the_wheel(installed):
     code = (
         "import agents, domino_env; "
         "print(agents.__file__); print(domino_env.__file__); "
-        "policy = agents.load_policy('block-2p'); print(policy.name)"
+        "policy = agents.load_policy('block-2p-ppo'); print(policy.name)"
     )
     out = _run([str(bin_dir / "python"), "-c", code], cwd=workdir, env=environ).splitlines()
     env_dir = bin_dir.parent.resolve()
     assert all(Path(line).resolve().is_relative_to(env_dir) for line in out[:2]), out
-    assert out[2] == "block-2p"
+    assert out[2] == "block-2p-ppo"
 
 
 def test_replay_a_file(installed):
@@ -83,7 +83,7 @@ def test_replay_a_file(installed):
 def test_train_a_shipped_config_by_name(installed):
     bin_dir, environ, workdir = installed
     overrides = ["total_updates=1", "num_games=8", "rollout_steps=8", "eval.every=0", "progress=false"]
-    overrides += ["device=cpu", "threads=1", "model.init=block-2p", "output_dir=runs"]
+    overrides += ["device=cpu", "threads=1", "model.init=block-2p-ppo", "output_dir=runs"]
     out = _run([str(bin_dir / "domino-train"), "quickstart", *overrides], cwd=workdir, env=environ)
     assert "quickstart: 1 updates" in out
     assert (workdir / "runs" / "quickstart" / "checkpoints" / "update_000001.pt").is_file()
@@ -96,7 +96,7 @@ def test_evaluate_shipped_configs_by_name(installed):
     # A config naming a shipped agent: found in the package, not in the working folder.
     _run([str(bin_dir / "domino-evaluate"), "arena_trained_block", *tiny], cwd=workdir, env=environ)
     assert (workdir / "arena" / "block-2p.json").is_file()
-    assert (workdir / "arena" / "block-2p-trained.json").is_file()
+    assert (workdir / "arena" / "block-2p-ppo-trained.json").is_file()
 
 
 def test_bench_runs(installed):

@@ -89,7 +89,7 @@ def test_warmup_trains_the_critic_alone_then_the_agent_plays_from_its_observatio
             "num_games": 64,
             "rollout_steps": 16,
             "total_updates": 2,
-            "model": {"hidden": [128, 128], "privileged_critic": True, "init": "block-2p"},
+            "model": {"hidden": [128, 128], "privileged_critic": True, "init": "block-2p-ppo"},
             "ppo": {"critic_warmup": 1},
             "eval": {"every": 0},
             "checkpoint": {"every": 1, "keep": 2},
@@ -99,7 +99,7 @@ def test_warmup_trains_the_critic_alone_then_the_agent_plays_from_its_observatio
         }
     )
     train_script.train(config)
-    start = load_checkpoint("checkpoints/block-2p.pt", ("model",))["model"]
+    start = load_checkpoint("checkpoints/block-2p-ppo.pt", ("model",))["model"]
     checkpoints = config.run_dir / "checkpoints"
     first = load_checkpoint(checkpoints / "update_000001.pt")["model"]
     second = load_checkpoint(checkpoints / "update_000002.pt")["model"]

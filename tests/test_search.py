@@ -177,13 +177,13 @@ def test_omniscient_needs_the_core_revealed() -> None:
 def test_pimc_plays_out_with_a_network_and_meets_itself_as_a_variant() -> None:
     """``rollout_bot`` takes a checkpoint; an arena ``bots`` entry with ``bot:`` names a variant."""
     rules = Rules.preset("block", 2)
-    net = PimcBot(rules, seed=0, samples=2, rollout_bot="checkpoints/block-2p.pt")
+    net = PimcBot(rules, seed=0, samples=2, rollout_bot="checkpoints/block-2p-ppo.pt")
     assert type(net.rollout_bot).__name__ == "CheckpointPolicy"
     with pytest.raises(ValueError, match="rollout_bot must be one of"):
         PimcBot(rules, rollout_bot="strongest")
     config = ArenaConfig(
         policies=["pimc_net", "pimc"],
-        bots={"pimc_net": {"bot": "pimc", "samples": 2, "rollout_bot": "checkpoints/block-2p.pt"},
+        bots={"pimc_net": {"bot": "pimc", "samples": 2, "rollout_bot": "checkpoints/block-2p-ppo.pt"},
               "pimc": {"samples": 2}},
         format="head_to_head", deals=6, matches=0, progress=False,
         output={"json": False, "csv": False, "plot": False},

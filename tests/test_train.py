@@ -101,13 +101,13 @@ def test_exported_policy_file_is_small_plays_like_its_checkpoint_and_cannot_resu
     config = tiny(tmp_path, total_updates=2, opponents={"self": 1.0})
     train_script.train(config)
     source = config.run_dir / "checkpoints" / "update_000002.pt"
-    target = tmp_path / "shipped" / "block-2p.pt"
+    target = tmp_path / "shipped" / "block-2p-ppo.pt"
     export_policy(source, target)
     assert target.stat().st_size < source.stat().st_size / 2
     rules = Rules.preset("block", 2)
     state = SelfPlay(rules, 64, seed=5).state()
     full, small = load_policy(str(source), rules), load_policy(str(target), rules)
-    assert small.name == "block-2p"
+    assert small.name == "block-2p-ppo"
     np.testing.assert_array_equal(full(state.obs, state.mask), small(state.obs, state.mask))
     with pytest.raises(CheckpointError, match="missing optimizer"):
         load_checkpoint(target)  # what --resume reads: a policy file has no training state
@@ -204,8 +204,8 @@ def _flat(raw: dict, prefix: str = "") -> dict[str, object]:
         ("num_games=lots", "num_games must be an integer, got 'lots'"),
         ("ppo.norm_adv=3", "ppo.norm_adv must be true or false"),
         ("preset=blok", "unknown preset 'blok'.*did you mean 'block'"),
-        ("opponents.strnog=0.5", "opponents.strnog: unknown bot 'strnog'; did you mean 'strong'"),
-        ("eval.opponents=[randm]", r"eval.opponents\[0\]: unknown bot 'randm'; did you mean 'random'"),
+        ("opponents.strnog=0.5", "opponents.strnog: unknown bot or agent 'strnog'; did you mean 'strong'"),
+        ("eval.opponents=[randm]", r"eval.opponents\[0\]: unknown bot or agent 'randm'; did you mean 'ra"),
         ("rollout_steps=0", "rollout_steps must be at least 1"),
     ],
 )
@@ -368,10 +368,10 @@ def test_public_api_names_the_envs_and_loads_a_policy_without_rules() -> None:
     game.reset(seed=0)
     assert game.agent_selection == "player_0"
     assert {"env", "raw_env", "parallel_env"} <= set(domino_env.__all__)
-    policy = public_load_policy("checkpoints/block-2p.pt")  # the rules come from the checkpoint
+    policy = public_load_policy("checkpoints/block-2p-ppo.pt")  # the rules come from the checkpoint
     assert policy.model.rules == Rules.preset("block", 2)
     with pytest.raises(CheckpointError, match="trained for preset 'block', not 'draw'"):
-        public_load_policy("checkpoints/block-2p.pt", Rules.preset("draw", 2))
+        public_load_policy("checkpoints/block-2p-ppo.pt", Rules.preset("draw", 2))
     with pytest.raises(ValueError, match="needs the rules"):
         public_load_policy("strong")
 
@@ -381,9 +381,9 @@ def test_model_init_starts_from_a_trained_network(tmp_path: Path) -> None:
         tmp_path,
         name="init",
         total_updates=1,
-        model={"hidden": [128, 128], "init": "checkpoints/block-2p.pt"},
+        model={"hidden": [128, 128], "init": "checkpoints/block-2p-ppo.pt"},
     )
-    start = load_checkpoint("checkpoints/block-2p.pt", ("model",))["model"]
+    start = load_checkpoint("checkpoints/block-2p-ppo.pt", ("model",))["model"]
     model = ActorCritic(Rules.preset("block", 2), (128, 128))
     train_script._load_weights(model, config.model.init, Rules.preset("block", 2))
     assert all(torch.equal(model.state_dict()[k], start[k]) for k in start)
@@ -391,11 +391,14 @@ def test_model_init_starts_from_a_trained_network(tmp_path: Path) -> None:
     first = load_checkpoint(config.run_dir / "checkpoints" / "update_000001.pt")["model"]
     change = max(float((first[k] - start[k]).abs().max()) for k in start)
     assert 0 < change < 0.05  # moved, but from the trained weights, not from a fresh network
-    wrong = tiny(tmp_path, name="wrong", model={"hidden": [32, 32], "init": "checkpoints/block-2p.pt"})
-    with pytest.raises(CheckpointError, match=r"model\.init checkpoints/block-2p\.pt: its network"):
+    wrong = tiny(tmp_path, name="wrong", model={"hidden": [32, 32], "init": "checkpoints/block-2p-ppo.pt"})
+    with pytest.raises(CheckpointError, match=r"model\.init checkpoints/block-2p-ppo\.pt: its network"):
         train_script.train(wrong)
     other = tiny(
-        tmp_path, name="other", preset="draw", model={"hidden": [128, 128], "init": "checkpoints/block-2p.pt"}
+        tmp_path,
+        name="other",
+        preset="draw",
+        model={"hidden": [128, 128], "init": "checkpoints/block-2p-ppo.pt"},
     )
     with pytest.raises(CheckpointError, match="trained for preset 'block', not 'draw'"):
         train_script.train(other)

@@ -209,7 +209,7 @@ class ArenaConfig(TopLevelConfig):
     bots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Constructor options per policy name (``pimc: {samples: 16}``). With a ``bot`` key the
     policy name is a variant of that bot, so two settings of one bot can meet
-    (``pimc_net: {bot: pimc, rollout_bot: checkpoints/block-2p.pt}``)."""
+    (``pimc_net: {bot: pimc, rollout_bot: block-2p}``)."""
     progress: bool = True
     """Show progress bars."""
     output: OutputConfig = Field(default_factory=OutputConfig)

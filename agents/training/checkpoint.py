@@ -460,8 +460,18 @@ class CheckpointPolicy(NetworkPolicy):
         device: str = "cpu",
     ) -> None:
         where = resolve_device(device)
-        model = build_model(load_checkpoint(path, POLICY_KEYS), path, rules).to(where)
+        payload = load_checkpoint(path, POLICY_KEYS)
+        model = build_model(payload, path, rules).to(where)
         super().__init__(Path(path).stem, model, greedy, torch.Generator(device=where).manual_seed(seed))
+        card = payload.get("card")
+        self.method = card.get("method", "") if isinstance(card, dict) else ""
+        """How it was trained, from its model card (``agents.training.model_card``); "" without one."""
+
+    def __repr__(self) -> str:
+        rules = self.model.rules
+        method = f", {self.method}" if self.method else ""
+        play = "greedy" if self.greedy else "sampled"
+        return f"<CheckpointPolicy {self.name!r}: {rules.name} {rules.players}p{method}, {play}>"
 
 
 def load_for_arena(path: Path, rules: Rules | None, seed: int) -> CheckpointPolicy:

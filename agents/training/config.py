@@ -38,7 +38,7 @@ from agents.arena.config import (
     read_raw,
     unknown_name,
 )
-from agents.bots.registry import BOT_NAMES
+from agents.bots.registry import BOT_NAMES, SHIPPED_AGENTS, checkpoint_path
 from domino_env.engine.rules import Rules
 
 SELF = "self"
@@ -82,7 +82,7 @@ class ModelConfig(ConfigModel):
     policy plays from its observation alone), for less noisy advantages (``agents.training.network``)."""
     init: str = ""
     """Start from this trained network (a checkpoint or policy file, or a shipped agent's name such as
-    ``block-2p``, of the same rules and widths) instead of random weights: fine-tuning, e.g. a round
+    ``block-2p-ppo``, of the same rules and widths) instead of random weights: fine-tuning, e.g. a round
     player into a match player."""
 
 
@@ -117,6 +117,19 @@ class PPOConfig(ConfigModel):
     """Rewards (points minus the mean over sides) are multiplied by this before GAE: keeps values near 1."""
 
 
+def _check_policy(key: str, name: str, also: tuple[str, ...] = ()) -> None:
+    """``name`` must be a bot, a shipped agent or a checkpoint file (or one of ``also``)."""
+    if name in BOT_NAMES:
+        return
+    try:
+        checkpoint_path(name)
+    except ValueError:
+        valid = (*also, *BOT_NAMES, *SHIPPED_AGENTS)
+        raise ConfigError(
+            unknown_name(key, name, valid, "bot or agent") + "; or the path of a checkpoint file"
+        ) from None
+
+
 class EvalConfig(ConfigModel):
     """Arena evaluations during training (``eval``)."""
 
@@ -125,8 +138,9 @@ class EvalConfig(ConfigModel):
     deals: int = Field(200, ge=1, le=DEALS_MAX)
     """Duplicate deals per opponent (each played once per seat rotation)."""
     opponents: list[str] = Field(default_factory=lambda: ["random", "strong"])
-    """Bots the greedy policy meets (at least one when ``every`` > 0, no repeats); the first one's
-    points difference picks the best checkpoint."""
+    """Bots or trained agents (a shipped agent's name or a checkpoint path) the greedy policy meets (at
+    least one when ``every`` > 0, no repeats). The best checkpoint is the one whose worst result
+    against them is highest: the strongest opponent decides, not whichever is listed first."""
     seed: int = Field(12345, ge=0, le=SEED_MAX)
     """Fixed deals, so evaluations of different updates are comparable."""
 
@@ -235,7 +249,8 @@ class TrainConfig(TopLevelConfig):
     rollout_steps: int = Field(32, ge=1, le=4096)
     """Table steps per update; each update plays them from fresh deals (see scripts/train.py)."""
     opponents: dict[str, Share] = Field(default_factory=lambda: {SELF: 1.0})
-    """Share of the games per opponent: ``self`` (the learner at every seat), ``past`` or a bot name."""
+    """Share of the games per opponent: ``self`` (the learner at every seat), ``past``, a bot name, or a
+    fixed trained agent (a shipped agent's name such as ``block-2p``, or a checkpoint path)."""
     bots: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Constructor options per bot name, for the opponents and eval opponents (``pimc: {samples: 12}``)."""
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -287,11 +302,10 @@ class TrainConfig(TopLevelConfig):
                 f"opponents needs non-negative weights with a positive sum, got {self.opponents}"
             )
         for name in self.opponents:
-            if name not in (SELF, PAST, *BOT_NAMES):
-                raise ConfigError(unknown_name(f"opponents.{name}", name, (SELF, PAST, *BOT_NAMES)))
+            if name not in (SELF, PAST):
+                _check_policy(f"opponents.{name}", name, (SELF, PAST))
         for index, name in enumerate(self.eval.opponents):
-            if name not in BOT_NAMES:
-                raise ConfigError(unknown_name(f"eval.opponents[{index}]", name, BOT_NAMES))
+            _check_policy(f"eval.opponents[{index}]", name)
         if len(set(self.eval.opponents)) != len(self.eval.opponents):
             raise ConfigError(f"eval.opponents lists a bot twice: {self.eval.opponents}")
         for name, options in self.bots.items():

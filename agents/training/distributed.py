@@ -45,7 +45,8 @@ from agents.training.config import PAST, SELF, TrainConfig, parse_train_config
 from agents.training.distill import Labelled, Positions, search_batches
 from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic, build_network
-from agents.training.ppo import Opponents, Rollout, collect_rollout
+from agents.training.ppo import Opponents, Rollout, collect_rollout, load_fixed, opponent_policies
+from domino_env.envs.policies import Policy
 from domino_env.envs.selfplay import SelfPlay
 
 Weights = dict[str, torch.Tensor]
@@ -68,6 +69,7 @@ class Worker:
         self.rules = self.config.build_rules()
         self.index, self.count = index, count
         self.model = self._network()
+        self.fixed: dict[str, Policy] | None = None
 
     def _network(self) -> ActorCritic:
         return build_network(self.rules, self.config.model.model_dump())
@@ -81,11 +83,10 @@ class Worker:
             rules, self.count, config.episode, seed=np.random.default_rng([config.seed, update, self.index])
         )
         update_seed = worker_seed(config.seed, update, self.index, 1)
-        policies = {
-            name: make_bot(name, rules, update_seed, **config.bots.get(name, {}))
-            for name in config.opponents
-            if name not in (SELF, PAST)
-        }
+        bots = [name for name in config.opponents if name not in (SELF, PAST)]
+        if self.fixed is None:  # trained agents as opponents: loaded once per worker, frozen
+            self.fixed = load_fixed(bots, rules)
+        policies = opponent_policies(bots, rules, update_seed, config.bots, self.fixed)
         if past is not None:
             snapshot = self._network()
             snapshot.load_state_dict(past)

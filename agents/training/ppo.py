@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.bots.registry import BOT_NAMES, load_policy, make_bot
 from agents.training.config import PPOConfig
 from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic, hidden_size
@@ -127,6 +128,23 @@ class Opponents:
         learner = sides[None, :] == sides[np.arange(num_games) % players][:, None]
         learner[opponent < 0] = True
         return cls(learner, opponent, [policies[n] for n in others], others)
+
+
+def opponent_policies(
+    names: Sequence[str], rules: Rules, seed: int, options: dict[str, dict], fixed: dict[str, Policy]
+) -> dict[str, Policy]:
+    """The policy of each opponent name: a bot seeded with ``seed`` (fresh each update), or a trained
+    agent from ``fixed`` (loaded once by ``load_fixed``: a frozen network needs no reseeding)."""
+    return {
+        name: fixed[name] if name in fixed else make_bot(name, rules, seed, **options.get(name, {}))
+        for name in names
+    }
+
+
+def load_fixed(names: Sequence[str], rules: Rules) -> dict[str, Policy]:
+    """The trained agents among ``names`` (anything not a bot: a shipped name or a checkpoint path),
+    loaded once, greedy, checked against ``rules``."""
+    return {name: load_policy(name, rules, seed=0) for name in names if name not in BOT_NAMES}
 
 
 def collect_rollout(

@@ -63,7 +63,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.arena.config import ArenaConfig, ConfigError
 from agents.arena.tournament import run_arena
-from agents.bots.registry import BOT_NAMES, checkpoint_path, make_bot
+from agents.bots.registry import BOT_NAMES, checkpoint_path, load_policy, make_bot
 from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
@@ -94,7 +94,15 @@ from agents.training.distill import (
 )
 from agents.training.distributed import Fleet
 from agents.training.network import ActorCritic, build_network, resolve_device
-from agents.training.ppo import LOSSES, Opponents, collect_rollout, compute_advantages, ppo_update
+from agents.training.ppo import (
+    LOSSES,
+    Opponents,
+    collect_rollout,
+    compute_advantages,
+    load_fixed,
+    opponent_policies,
+    ppo_update,
+)
 from agents.training.run_lock import RunLock
 from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
@@ -234,6 +242,7 @@ def _train(
     writer = SummaryWriter(str(config.run_dir), purge_step=global_step + 1 if resume else 0)
     writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
+    fixed = load_fixed(bots, rules)  # trained agents as opponents: loaded once, frozen
     stats: dict[str, float] = {}
     sps = 0.0
     columns = (
@@ -268,9 +277,7 @@ def _train(
                     rules, config.num_games, config.episode, seed=np.random.default_rng([config.seed, update])
                 )
                 update_seed = config.seed * 1_000_003 + update
-                policies = {
-                    name: make_bot(name, rules, update_seed, **config.bots.get(name, {})) for name in bots
-                }
+                policies = opponent_policies(bots, rules, update_seed, config.bots, fixed)
                 if PAST in config.opponents:
                     past = build_network(rules, network).to(device)
                     past.load_state_dict(snapshots[rng.integers(len(snapshots))])
@@ -418,15 +425,19 @@ def _recover(last: Path, best: Path) -> dict[str, Any]:
 
 
 def _check_bots(config: TrainConfig, rules: Rules) -> None:
-    """Build every bot the run will build, once, so that a bad option (an unknown keyword, a
-    rollout_bot that is no bot nor checkpoint) stops it before it starts, naming its key."""
+    """Build every bot and load every trained agent the run will use, once, so that a bad option (an
+    unknown keyword, a rollout_bot that is no bot nor checkpoint) or an agent of another game stops
+    it before it starts, naming its key."""
     names = {name for name in (*config.opponents, *config.eval.opponents) if name not in (SELF, PAST)}
-    checks = [(f"bots.{name}", name, config.bots.get(name, {})) for name in sorted(names)]
+    checks = [
+        (f"bots.{name}" if name in BOT_NAMES else "opponents", name, config.bots.get(name, {}))
+        for name in sorted(names)
+    ]
     if config.distill.rounds:
         checks.append(("distill.teacher", "pimc", config.distill.teacher))
     for key, name, options in checks:
         try:
-            make_bot(name, rules, 0, **options)
+            load_policy(name, rules, 0, **options)
         except (TypeError, ValueError) as error:
             raise ConfigError(f"{key}: {error}") from None
 
@@ -572,8 +583,9 @@ def _evaluate(
     from torch's global RNG (it builds networks): training (``rng`` and the global streams) gets its
     streams back untouched, so that a run goes on the same with evaluations or without.
 
-    Returns what picks ``best.pt``: against the first eval opponent, the points difference per round,
-    or for match episodes the share of duplicate matches won (``eval.deals`` matches, besides the rounds).
+    Returns what picks ``best.pt``: the worst result against the eval opponents (the strongest one
+    decides), as the points difference per round, or for match episodes the share of duplicate
+    matches won (``eval.deals`` matches, besides the rounds).
     """
     best = path.parent / "best.pt"
     previous = [str(best)] if best.exists() else []
@@ -606,7 +618,8 @@ def _evaluate(
         if matches:
             summary[-1] += f" (matches won {pair.match_win[0]:.1%})"
     console.print(f"eval {path.name}: points/round vs " + ", ".join(summary))
-    return result.pairs[0].match_win[0] if matches else result.pairs[0].diff
+    against = result.pairs[: len(config.eval.opponents)]  # not the pair against best.pt
+    return min(pair.match_win[0] if matches else pair.diff for pair in against)
 
 
 def _check_resumable(saved: dict[str, Any], config: TrainConfig, path: Path) -> None:

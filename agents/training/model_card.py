@@ -1,0 +1,179 @@
+"""Model cards: what each trained agent is, how it was trained and how strong it measured, inside its file.
+
+A card travels in the checkpoint itself (the ``card`` key of a policy file, plain data that
+``torch.load(weights_only=True)`` reads), so a figure cannot drift from the weights it
+describes: replacing a shipped file replaces its card, and the agents table of the README and
+of docs/agents.md is generated from the cards (``agents_table``; ``tests/test_docs.py`` fails
+when the committed table is stale).
+
+    python scripts/model_card.py block-2p                 # print the card of a shipped agent
+    python scripts/model_card.py runs/x/best.pt --set card.yaml   # write one (YAML, checked)
+    python scripts/model_card.py --table                  # the generated agents table
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+from rich.console import Console
+from rich.markup import escape
+
+from agents.arena.config import ConfigError, ConfigModel, load_yaml
+from agents.bots.registry import SHIPPED_AGENTS, SHIPPED_DIR, checkpoint_path
+from agents.training.checkpoint import POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
+
+
+class Result(ConfigModel):
+    """One arena measurement: the agent's points per round minus the opponent's, on duplicate deals."""
+
+    opponent: str
+    diff: float
+    """Points per round, the agent minus the opponent (95% CI: ``ci``)."""
+    ci: float = Field(ge=0)
+    deals: int = Field(ge=2)
+    """Duplicate deals (every seat rotation of each)."""
+    seed: int = Field(ge=0)
+    """The arena's deal seed: never the seed the agent was selected on."""
+    round_win: float | None = Field(None, ge=0, le=1)
+    """Share of rounds won (ties half), where measured."""
+    match_win: float | None = Field(None, ge=0, le=1)
+    """Share of duplicate matches to the target won, where measured."""
+
+
+class ModelCard(ConfigModel):
+    """What a shipped agent is (``card`` in its policy file)."""
+
+    config_name = "the model card"
+
+    name: str
+    """The agent's name (its file's stem)."""
+    preset: str
+    players: int = Field(ge=2, le=4)
+    method: str
+    """How it was trained, in a few words (``distillation: playouts, after-state inputs``)."""
+    config: str
+    """The training config (``configs/<x>.yaml``), run as ``python scripts/train.py <config>``."""
+    commit: str
+    """The commit the run was trained at."""
+    training_minutes: float = Field(ge=0)
+    """Wall-clock minutes of the documented command, on the 2-core machine."""
+    peak_memory_gib: float | None = Field(None, ge=0)
+    """Peak resident memory of the run (``/usr/bin/time -v``), where measured."""
+    results: list[Result] = Field(default_factory=list)
+    notes: str = ""
+    """Anything a user should know (how it was measured, what it is for)."""
+
+    def result(self, opponent: str) -> Result | None:
+        return next((r for r in self.results if r.opponent == opponent), None)
+
+
+def read_card(spec: str | Path) -> ModelCard | None:
+    """The card of a checkpoint (path or shipped name); None if it has none. CheckpointError if the
+    file is not a checkpoint, ConfigError if its card is malformed."""
+    payload = load_checkpoint(checkpoint_path(spec), POLICY_KEYS)
+    card = payload.get("card")
+    return None if card is None else ModelCard.parse(card)
+
+
+def write_card(path: Path, card: ModelCard) -> None:
+    """Put ``card`` into the policy file at ``path`` (atomically), after checking it fits the file."""
+    payload = load_checkpoint(path, POLICY_KEYS)
+    config = payload["config"]
+    if (card.preset, card.players) != (config["preset"], config["players"]):
+        raise ConfigError(
+            f"card: {card.preset} {card.players}p, but {path} plays {config['preset']} {config['players']}p"
+        )
+    payload["card"] = card.to_dict()
+    save_checkpoint(path, {key: payload[key] for key in (*POLICY_KEYS, "card")})
+
+
+def default_agent(preset: str, players: int) -> str:
+    """The name of a preset's default agent: the strongest shipped one, ``load_policy("<preset>-<n>p")``."""
+    return f"{preset}-{players}p"
+
+
+def _figure(result: Result | None) -> str:
+    if result is None:
+        return "–"
+    text = f"{result.diff:+.2f} ± {result.ci:.2f}"
+    return f"**{text}**" if result.diff - result.ci > 0 else text
+
+
+def agents_table(folder: Path = SHIPPED_DIR) -> str:
+    """The Markdown table of the default agents, one row per preset, from their cards."""
+    lines = [
+        "| preset | agent | vs `strong` | vs `pimc` | how it was trained |",
+        "|---|---|---|---|---|",
+    ]
+    for name in sorted(path.stem for path in folder.glob("*.pt")):
+        card = read_card(folder / f"{name}.pt")
+        if card is None or name != default_agent(card.preset, card.players):
+            continue
+        pimc = card.result("pimc")
+        deals = f" ({pimc.deals:,} deals, seed {pimc.seed})" if pimc else ""
+        lines.append(
+            f"| {card.preset} {card.players}p | `{name}` | {_figure(card.result('strong'))} | "
+            f"{_figure(pimc)}{deals} | {card.method}; `{card.config}`, {card.training_minutes:.0f} min |"
+        )
+    return "\n".join(lines)
+
+
+TABLE_START, TABLE_END = "<!-- agents-table -->", "<!-- /agents-table -->"
+TABLE_PAGES = ("README.md", "docs/agents.md")
+"""The pages that carry the generated table between the two markers (committed, so that the table
+reads the same on a code host as on the site)."""
+
+
+def with_table(text: str, table: str) -> str:
+    """``text`` with ``table`` between its markers (ValueError if it has none)."""
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"no {TABLE_START} ... {TABLE_END} markers")
+    return text[: start + len(TABLE_START)] + "\n" + table + "\n" + text[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "agent", nargs="?", help=f"a checkpoint or shipped agent ({', '.join(SHIPPED_AGENTS)})"
+    )
+    parser.add_argument("--set", metavar="CARD.yaml", help="write this card (YAML) into the agent's file")
+    parser.add_argument("--table", action="store_true", help="print the default agents' table (Markdown)")
+    parser.add_argument(
+        "--write-table", metavar="ROOT", help=f"write the table into {' and '.join(TABLE_PAGES)} under ROOT"
+    )
+    args = parser.parse_args(argv)
+    console = Console()
+    try:
+        if args.table:
+            console.print(agents_table(), markup=False, highlight=False, soft_wrap=True)
+            return 0
+        if args.write_table:
+            table = agents_table()
+            for page in TABLE_PAGES:
+                path = Path(args.write_table) / page
+                path.write_text(with_table(path.read_text(), table))
+                console.print(f"wrote the agents table into {path}")
+            return 0
+        if args.agent is None:
+            raise ConfigError("name an agent (or pass --table)")
+        if args.set:
+            raw: Any = load_yaml(Path(args.set).read_text())
+            write_card(checkpoint_path(args.agent), ModelCard.parse(raw))
+        card = read_card(args.agent)
+    except (ConfigError, CheckpointError, ValueError, OSError) as error:
+        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
+        return 2
+    if card is None:
+        console.print(f"{args.agent}: no model card", soft_wrap=True)
+        return 1
+    console.print(yaml.safe_dump(card.to_dict(), sort_keys=False), markup=False, highlight=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

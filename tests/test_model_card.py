@@ -1,0 +1,57 @@
+"""One agent per preset by name, each shipped file with its model card."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agents.arena.config import ConfigError
+from agents.bots.registry import SHIPPED_AGENTS, SHIPPED_DIR, load_policy
+from agents.training.checkpoint import POLICY_KEYS, load_checkpoint
+from agents.training.model_card import ModelCard, default_agent, read_card, write_card
+from domino_env.engine.rules import PRESET_NAMES
+
+
+@pytest.mark.parametrize("name", SHIPPED_AGENTS)
+def test_every_shipped_file_carries_its_card(name: str) -> None:
+    card = read_card(name)
+    config = load_checkpoint(SHIPPED_DIR / f"{name}.pt", POLICY_KEYS)["config"]
+    assert card is not None and card.name == name
+    assert (card.preset, card.players) == (config["preset"], config["players"])
+    assert card.result("strong") is not None and card.result("pimc") is not None
+    assert all(r.seed != 12345 for r in card.results)  # never the deals best.pt was chosen on
+    assert (Path(__file__).resolve().parents[1] / card.config).is_file()  # the documented command
+
+
+def test_every_preset_has_a_default_agent_by_name() -> None:
+    """``load_policy("<preset>-<n>p")`` for every preset at its usual table; the others are named
+    by their method, after the default's name."""
+    found = {read_card(name).preset: name for name in SHIPPED_AGENTS if name == _default(name)}
+    assert set(found) == set(PRESET_NAMES)
+    for preset, name in found.items():
+        policy = load_policy(name)
+        assert policy.model.rules.name == preset
+        assert preset in repr(policy) and read_card(name).method in repr(policy)
+    others = [name for name in SHIPPED_AGENTS if name != _default(name)]
+    assert all(any(name.startswith(default + "-") for default in found.values()) for name in others)
+
+
+def _default(name: str) -> str:
+    card = read_card(name)
+    return default_agent(card.preset, card.players)
+
+
+def test_a_card_must_fit_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    card = read_card(path).model_copy(update={"preset": "draw"})
+    with pytest.raises(ConfigError, match=r"card: draw 2p, but .*x\.pt plays block 2p"):
+        write_card(path, card)
+    with pytest.raises(ConfigError, match=r"results\[0\]\.ci must be at least 0"):
+        ModelCard.parse({**read_card(path).to_dict(), "results": [{"opponent": "strong", "diff": 1.0,
+                        "ci": -1.0, "deals": 10, "seed": 1}]})  # fmt: skip
+    updated = read_card(path).model_copy(update={"notes": "retrained"})
+    write_card(path, updated)
+    assert read_card(path).notes == "retrained"
