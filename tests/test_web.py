@@ -16,6 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,15 @@ from domino_env.web.server import create_app, games_in
 from domino_env.web.state import result_view
 
 CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SCREENSHOTS = os.environ.get("DOMINO_WEB_SCREENSHOTS")
 RECORD = {
     "preset": "block",
@@ -115,9 +125,14 @@ def test_each_round_end_is_explained(preset: str, end: str, void: bool, words: l
 
 
 # -- the API without a browser ------------------------------------------------------------------
+ORIGIN = {"Origin": "http://127.0.0.1"}
+"""What a browser sends with every POST from the table's own page."""
+
+
 @pytest.fixture(scope="module")
 def client(games_dir: Path) -> TestClient:
-    return TestClient(create_app(checkpoint_files([]), games_in(games_dir)), base_url="http://127.0.0.1")
+    app = create_app(checkpoint_files([]), games_in(games_dir))
+    return TestClient(app, base_url="http://127.0.0.1", headers=ORIGIN)
 
 
 @pytest.mark.parametrize(
@@ -139,6 +154,13 @@ def client(games_dir: Path) -> TestClient:
         ("post", "/api/play", {"preset": "block", "seed": -1}, 400, "seed"),
         ("post", "/api/play", {"preset": "block", "colour": "red"}, 400, "colour"),
         ("post", "/api/play", "not an object", 400, "request"),
+        ("post", "/api/play", {"seat": True}, 400, "seat: Input should be a valid integer"),
+        ("post", "/api/play", {"seed": "12"}, 400, "seed: Input should be a valid integer"),
+        ("post", "/api/play", {"players": 2.0}, 400, "players: Input should be a valid integer"),
+        ("post", "/api/play", {"opponents": "random"}, 400, "opponents: Input should be a valid list"),
+        ("post", "/api/play/move", {"action": "1"}, 400, "action: Input should be a valid integer"),
+        ("post", "/api/play/move", {"action": 1.0}, 400, "action: Input should be a valid integer"),
+        ("post", "/api/watch/load", {"name": 3}, 400, "name: Input should be a valid string"),
         ("get", "/api/play", None, 404, "no game in progress"),
         ("post", "/api/play/move", {"action": 3}, 404, "no game in progress"),
         ("post", "/api/watch/load", {"name": "/etc/passwd"}, 404, "no saved game"),
@@ -174,9 +196,7 @@ def test_each_browser_keeps_its_own_games(client: TestClient, games_dir: Path) -
     client.cookies.clear()
     client.post("/api/play", json={"preset": "block", "seed": 1})
     assert client.get("/api/play").status_code == 200
-    other = TestClient(client.app, base_url="http://127.0.0.1")
-    assert other.get("/api/play").status_code == 404
-    other.cookies.set("domino_session", "made-up")
+    other = TestClient(client.app, base_url="http://127.0.0.1", headers=ORIGIN)
     assert other.get("/api/play").status_code == 404
 
 
@@ -202,18 +222,20 @@ def test_a_slow_opponent_does_not_hold_up_other_games(monkeypatch: pytest.Monkey
     """Opponents think in worker threads: while one game waits on a 1 s move, another is served."""
     import httpx
 
-    from domino_env.web.state import PlayGame
+    from agents.bots.heuristic import RandomBot
 
-    think = PlayGame.bot_move
-    monkeypatch.setattr(PlayGame, "bot_move", lambda game: (time.sleep(1.0), think(game)))
+    think = RandomBot.__call__
+    monkeypatch.setattr(
+        RandomBot, "__call__", lambda bot, obs, mask: (time.sleep(1.0), think(bot, obs, mask))[1]
+    )
     app = create_app()
 
     async def waited_for_by_another_game() -> float:
         transport = httpx.ASGITransport(app=app)
         url = "http://127.0.0.1"
         async with (
-            httpx.AsyncClient(transport=transport, base_url=url) as slow,
-            httpx.AsyncClient(transport=transport, base_url=url) as other,
+            httpx.AsyncClient(transport=transport, base_url=url, headers=ORIGIN) as slow,
+            httpx.AsyncClient(transport=transport, base_url=url, headers=ORIGIN) as other,
         ):
             seed = 0
             while (await slow.post("/api/play", json={"seat": 1, "seed": seed})).json()["to_play"] != 0:
@@ -257,13 +279,15 @@ def test_serve_refuses_a_missing_checkpoint(capsys: pytest.CaptureFixture[str]) 
 
 
 # -- in a browser -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(games_dir: Path) -> Iterator[tuple[str, object]]:
-    """The app served on a free port in a thread: (its URL, the app)."""
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = create_app(checkpoint_files([]), games_in(games_dir))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def serving(app: object, port: int) -> Iterator[str]:
+    """``app`` served on 127.0.0.1:``port`` in a thread while the block runs: its URL."""
     uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)
     thread.start()
@@ -271,9 +295,19 @@ def server(games_dir: Path) -> Iterator[tuple[str, object]]:
     while not uvicorn_server.started:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    uvicorn_server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        uvicorn_server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(games_dir: Path) -> Iterator[tuple[str, object]]:
+    """The app served on a free port in a thread: (its URL, the app)."""
+    app = create_app(checkpoint_files([]), games_in(games_dir))
+    with serving(app, free_port()) as url:
+        yield url, app
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +316,7 @@ def browser() -> Iterator[object]:
         pytest.skip(f"no {CHROMIUM} (apt-get install chromium)")
     sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
 
@@ -324,7 +358,7 @@ def test_a_round_played_by_clicks_shows_no_hidden_tile(server: tuple[str, object
     assert moves >= 2
     assert not errors, errors
 
-    (session,) = app.state.sessions.values()
+    (session,) = [s for s in app.state.sessions.sessions.values() if s.play is not None]
     shown = session.play.round
     assert shown.over
     hidden = {tile_name(t) for t in shown.hands[1] + shown.boneyard}
@@ -402,3 +436,248 @@ def test_a_bad_upload_shows_the_records_message(server: tuple[str, object], brow
     page.wait_for_selector("body[data-watch-step='0']")
     assert page.is_hidden("#error")
     page.close()
+
+
+# -- sessions, origins, deals, restarts, in a browser ---------------------------------------------
+def start_game(page: object, seat: int = 0, seed: int = 3, preset: str = "block", players: int = 2) -> None:
+    page.select_option("#preset", preset)
+    page.select_option("#players", str(players))
+    page.select_option("#seat", str(seat))
+    for select in page.locator("select.opponent").all():
+        select.select_option("random")
+    page.fill("#seed", str(seed))
+    page.click("#deal")
+    page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+
+
+def hand_of(page: object) -> list[str]:
+    return [tile.get_attribute("data-tile") for tile in page.locator("#play-hand svg.tile").all()]
+
+
+def session_of(app: object, hand: list[str]) -> object:
+    """The server's session whose player holds ``hand`` (to read what the page may not see)."""
+    for session in app.state.sessions.sessions.values():
+        if session.play and [tile_name(t) for t in session.play.round.hands[session.play.human]] == hand:
+            return session
+    raise AssertionError(f"no game with the hand {hand}")
+
+
+def test_a_game_survives_1100_cookieless_requests_and_a_reload(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, app = server
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{url}/?pace=0")
+    start_game(page, seat=1, seed=21, players=2)
+    table, hand = page.locator("#play-table g.domino").count(), hand_of(page)
+    sessions = len(app.state.sessions)
+    stranger = browser.new_page()  # its own context: no cookie
+    stranger.goto(f"{url}/static/style.css")
+    statuses = stranger.evaluate(
+        """async (base) => {
+            const paths = ["/api/play", "/api/watch", "/nothing", "/api/options"];
+            const codes = [];
+            for (let batch = 0; batch < 11; batch++) {
+                const sent = [...Array(100).keys()].map((i) =>
+                    fetch(base + paths[i % 4], { credentials: "omit" }).then((r) => r.status));
+                codes.push(...await Promise.all(sent));
+            }
+            return codes;
+        }""",
+        url,
+    )
+    assert len(statuses) == 1100 and set(statuses) <= {200, 404}
+    assert len(app.state.sessions) == sessions  # no request without a cookie made a session
+    page.reload()
+    page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+    assert hand_of(page) == hand and page.locator("#play-table g.domino").count() == table
+    assert page.input_value("#seed") == "21" and page.input_value("#seat") == "1"
+    if page.get_attribute("body", "data-play") == "your-move":
+        page.locator("#play-hand svg.tile.legal").first.click()
+        if page.is_visible("#end-choice"):
+            page.locator("#end-choice button").first.click()
+        page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+        assert page.locator("#play-table g.domino").count() > table
+    assert page.is_hidden("#error")
+    stranger.close()
+    context.close()
+
+
+ATTACKER = """<!doctype html><title>elsewhere</title><script>
+async function attack(table) {
+  const sent = [];
+  for (const path of ["/api/play/next", "/api/play/advance", "/api/play"]) {
+    sent.push(fetch(table + path, { method: "POST", mode: "no-cors", credentials: "include",
+      headers: { "Content-Type": "text/plain" }, body: "{}" }));
+  }
+  sent.push(fetch(table + "/api/watch/upload", { method: "POST", mode: "no-cors", credentials: "include",
+    body: JSON.stringify({ preset: "block", players: 2, hands: [[], []] }) }));
+  await Promise.allSettled(sent);
+  return "sent";
+}
+</script>"""
+
+
+def test_a_post_from_another_origin_is_refused(server: tuple[str, object], browser: object) -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    url, app = server
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{url}/?pace=0")
+    start_game(page, seat=0, seed=8)
+    session = session_of(app, hand_of(page))
+    steps, watched = list(session.play.steps), session.watch
+    refused: list[int] = []
+    page.on("response", lambda response: refused.append(response.status) if "/api/" in response.url else None)
+    attacker = Starlette(routes=[Route("/", lambda request: HTMLResponse(ATTACKER))])
+    with serving(attacker, free_port()) as elsewhere:  # another port of 127.0.0.1: the same site
+        other = context.new_page()  # the victim's own browser, so the cookie goes along
+        other.on(
+            "response", lambda response: refused.append(response.status) if "/api/" in response.url else None
+        )
+        other.goto(elsewhere)
+        assert other.evaluate("attack", url) == "sent"
+        other.wait_for_timeout(300)
+        other.close()
+    assert refused.count(403) == 4
+    assert session.play.steps == steps and session.watch is watched
+    page.reload()
+    page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+    context.close()
+
+
+def test_the_same_seed_at_the_other_seat_hides_the_first_opponents_hand(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, app = server
+    page = browser.new_page()
+    page.goto(f"{url}/?pace=0")
+    start_game(page, seat=0, seed=5)
+    first = session_of(app, hand_of(page)).play
+    opponent = [tile_name(t) for t in first.match.round.hands[1]]
+    start_game(page, seat=1, seed=5)
+    mine = hand_of(page)
+    assert sorted(mine) != sorted(opponent)
+    assert len(set(mine) & set(opponent)) < 7
+    page.close()
+
+
+def test_a_restart_resumes_the_game_or_says_it_ended(tmp_path: Path, browser: object) -> None:
+    port, store = free_port(), tmp_path / "table.sqlite"
+    page = browser.new_page()
+    with serving(create_app(store=store), port) as url:
+        page.goto(f"{url}/?pace=0")
+        start_game(page, seat=1, seed=13)
+        hand, table = hand_of(page), page.locator("#play-table g.domino").count()
+    with serving(create_app(store=store), port):
+        page.reload()
+        page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+        assert hand_of(page) == hand and page.locator("#play-table g.domino").count() == table
+    with serving(create_app(store=store), port):  # the page still open: its next click is answered
+        page.wait_for_selector("body[data-play=your-move]", timeout=10_000)
+        page.locator("#play-hand svg.tile.legal").first.click()
+        if page.is_visible("#end-choice"):
+            page.locator("#end-choice button").first.click()
+        page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+    with serving(create_app(), port):  # no store: the game ended with the server
+        legal = page.locator("#play-hand svg.tile.legal")
+        (legal.first if legal.count() else page.locator("#next-round")).click()  # the old board's next click
+        page.wait_for_selector("#error:not([hidden])")
+        assert "this game has ended" in page.inner_text("#error")
+        assert page.is_hidden("#play-board")
+        page.reload()  # the cookie was cleared with that answer: a fresh table, no stale board
+        page.wait_for_selector("#deal")
+        assert page.is_hidden("#play-board")
+    page.close()
+
+
+# -- the player's view ----------------------------------------------------------------------------
+def settle(page: object) -> str:
+    page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
+    return page.get_attribute("body", "data-play")
+
+
+def test_a_round_played_with_the_keyboard_alone(server: tuple[str, object], browser: object) -> None:
+    url, _ = server
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/?pace=0")
+    start_game(page, seat=0, seed=17)
+    for _ in range(40):  # Tab from the form reaches the hand
+        if page.evaluate("document.activeElement.matches('#play-hand svg.legal')"):
+            break
+        page.keyboard.press("Tab")
+    else:
+        pytest.fail("Tab never reached a playable tile")
+    moves = 0
+    while settle(page) == "your-move":
+        assert page.evaluate("document.activeElement.matches('#play-hand svg.legal')"), (
+            "the focus left the hand"
+        )
+        if moves % 2:
+            page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        if page.is_visible("#end-choice"):
+            assert page.evaluate("document.activeElement.matches('#end-choice button')")
+            page.keyboard.press("Enter")
+        moves += 1
+    assert moves >= 2
+    assert page.evaluate("document.activeElement.id") == "next-round"
+    page.keyboard.press("Enter")
+    assert settle(page) in ("your-move", "round-over")
+    assert page.locator("#play-table g.domino").count() < 28 and page.is_hidden("#error")
+    page.close()
+
+
+def no_sideways_scroll(page: object) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px screen"
+
+
+def test_the_seats_sit_around_the_table_and_a_phone_needs_no_sideways_scroll(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, _ = server
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/?pace=0")
+    start_game(page, seat=0, seed=2, preset="partnership", players=4)
+    names = {
+        box.get_attribute("data-place"): box.locator(".name").inner_text()
+        for box in page.locator("#play-seats .seat").all()
+    }
+    assert sorted(names) == ["left", "right", "top"]
+    assert names["top"].startswith("Partner") and page.locator("#play-seats .seat.partner").count() == 1
+    assert names["left"].startswith("Left") and names["right"].startswith("Right")
+    assert page.inner_text(".hand-row .you") == "You"
+    table, hand = (
+        page.locator("#play-table").bounding_box(),
+        page.locator("#play-hand svg.tile").first.bounding_box(),
+    )
+    assert hand["width"] >= 40 and hand["height"] >= 80
+    top = page.locator("#play-seats .seat[data-place=top]").bounding_box()
+    assert top["y"] + top["height"] <= table["y"] + 1
+    shot(page, "play_4p")
+    page.close()
+
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    phone.goto(f"{url}/?pace=0")
+    start_game(phone, seat=0, seed=6)
+    no_sideways_scroll(phone)
+    shot(phone, "phone_play")
+    phone.click("button.tab[data-tab=watch]")
+    phone.select_option("#saved-games", "tiny-games/game-000.json")
+    phone.click("#load-saved")
+    phone.wait_for_selector("body[data-watch-step='0']")
+    steps = int(phone.inner_text("#step-label").split("/")[1])
+    for _ in range(5):  # rapid taps: none is lost
+        phone.tap("#step-forward")
+    phone.wait_for_selector(f"body[data-watch-step='{min(5, steps)}']")
+    assert phone.inner_text("#step-label").startswith(f"move {min(5, steps)} /")
+    numbered = phone.locator("#watch-log li.move").all_inner_texts()
+    assert len(numbered) == min(5, steps)  # the log numbers the moves the counter counts
+    no_sideways_scroll(phone)
+    shot(phone, "phone_watch")
+    phone.close()

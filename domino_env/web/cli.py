@@ -30,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a folder of saved games to offer (an arena run's <name>-games/ from save_games; repeatable)",
     )
+    parser.add_argument(
+        "--store",
+        default="runs/web/table.sqlite",
+        metavar="FILE",
+        help="the SQLite file that keeps the games, so a restarted server resumes them "
+        "(default: runs/web/table.sqlite; 'none': games end with the server)",
+    )
 
 
 def checkpoint_files(extra: list[str]) -> dict[str, Path]:
@@ -61,7 +68,8 @@ def serve(args: argparse.Namespace) -> int:
         if not Path(folder).is_dir():
             raise ValueError(f"--games {folder}: no such folder")
         games.update(games_in(Path(folder)))
-    app = create_app(checkpoint_files(args.checkpoint), games, hosts=[args.host])
+    store = None if args.store == "none" else Path(args.store)
+    app = create_app(checkpoint_files(args.checkpoint), games, hosts=[args.host], store=store)
     print(f"domino table: http://{args.host}:{args.port}/  (Ctrl+C stops it)")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

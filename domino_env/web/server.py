@@ -4,27 +4,35 @@ Safe by default, because it runs on a person's own machine and any page they vis
 reach it:
 
 * the command binds 127.0.0.1 and the app answers only to local host names (no DNS rebinding);
-* every game lives in the session of one browser (an HttpOnly, SameSite=Strict cookie);
+* a request that changes anything must come from the table's own page: its ``Origin`` must be
+  this server's own origin (a page on another site, or another port of 127.0.0.1, gets 403);
+* every game lives in the session of one browser (an HttpOnly, SameSite=Strict cookie), made
+  only by the request that starts a game, ended only by idle time, and never evicted
+  (``sessions``); a cookie the server no longer knows gets one 410 that clears it;
+* a deal depends on the server's secret, so no seed a page sends reveals another seat's tiles;
+* request bodies are strict types: ``{"seat": true}`` or ``{"action": "1"}`` is a 400;
 * a bad request is a 4xx answer ``{"error": message}``, never a traceback;
 * no file path is ever taken from a request: checkpoints are chosen by name from the list
   the server was started with (the shipped agents and ``--checkpoint`` files), saved arena
   games by name from ``--games`` folders, and an upload is parsed as a game record and
   refused with the record's own error message;
-* opponents' moves run in worker threads, so a long search in one game never stalls another.
+* trained opponents are loaded once per server and shared; opponents think off the event loop,
+  searches in worker processes (``workers``), so a long search in one game never stalls another.
 """
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
 import json
 import secrets
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
+import numpy as np
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
@@ -36,28 +44,25 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from agents.bots.registry import BOT_NAMES, BOTS, load_policy, make_bot
 from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.envs.policies import Policy
-from domino_env.web.state import PlayGame, Probabilities, WatchGame
+from domino_env.web.sessions import SESSION_IDLE, Session, SessionTable
+from domino_env.web.state import PlayGame, WatchGame, legal_view
+from domino_env.web.workers import LIGHT_THREADS, SEARCH_BOTS, SEARCH_WORKERS, Searcher, SearchPool
 
 STATIC = Path(__file__).parent / "static"
 SESSION_COOKIE = "domino_session"
-MAX_SESSIONS = 1000
-"""Sessions kept; the least recently used is dropped beyond this."""
 MAX_UPLOAD = 1 << 20
 """Largest record upload in bytes (a whole round is a few KB)."""
 SEED_MAX = 2**62
-"""Largest seed a page may ask for (the opponents are seeded ``seed + seat``)."""
+"""Largest seed a page may ask for."""
 PLAYABLE_BOTS = tuple(name for name in BOT_NAMES if not getattr(BOTS[name], "cheats", False))
 """Bots a person can sit against: all but ``omniscient``, which reads the batched core's hidden state."""
 LOCAL_HOSTS = ["127.0.0.1", "localhost"]
-
-
-@dataclass
-class Session:
-    """One browser's games (a person plays one game and watches one record at a time)."""
-
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    play: PlayGame | None = None
-    watch: WatchGame | None = None
+SAFE_METHODS = ("GET", "HEAD")
+ENDED = (
+    "this game has ended: the server was restarted without it, or it sat unused for "
+    f"{SESSION_IDLE // 3600} hours. Start a new game."
+)
+FORGET_COOKIE = f"{SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=strict"
 
 
 @dataclass(frozen=True)
@@ -71,43 +76,91 @@ class GameFile:
 class NewGame(BaseModel):
     """``POST /api/play``: the rules, your seat, and who sits at the other seats (in seat order)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     preset: str = "block"
     players: int | None = None
     seat: int = 0
-    opponents: list[str] = Field(default_factory=list)
+    opponents: list[str] = Field(default_factory=list, max_length=3)
     """One bot or checkpoint name per other seat; missing ones are ``random``."""
     seed: int | None = Field(None, ge=0, le=SEED_MAX)
+    """The same seed at the same seat deals the same game again on this server (it is mixed with
+    the seat and the server's secret, so it tells nobody the deal)."""
 
 
 class Move(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     action: int
 
 
 class LoadGame(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str
 
 
-async def session(request: Request, response: Response) -> Session:
-    """This browser's session, made (and its cookie set) on the first request that needs it.
-
-    Async, so that it runs on the event loop: requests never touch the session table at once."""
-    sessions: OrderedDict[str, Session] = request.app.state.sessions
-    key = request.cookies.get(SESSION_COOKIE)
-    if key not in sessions:
-        key = secrets.token_urlsafe(24)
-        sessions[key] = Session()
-        response.set_cookie(SESSION_COOKIE, key, httponly=True, samesite="strict")
-        while len(sessions) > MAX_SESSIONS:
-            sessions.popitem(last=False)
-    sessions.move_to_end(key)
-    return sessions[key]
+def deal_seed(secret: bytes, request: NewGame, rules: Rules) -> int:
+    """The seed a game is dealt from: a fresh random one, or the page's seed mixed with the rules,
+    the seat and the server's secret (another seat, or anyone without the secret, gets nothing
+    from it)."""
+    if request.seed is None:
+        return secrets.randbelow(SEED_MAX)
+    text = f"{rules.name}|{rules.players}|{request.seat}|{request.seed}".encode()
+    return int.from_bytes(hashlib.blake2b(text, key=secret, digest_size=8).digest(), "big") % SEED_MAX
 
 
-Table = Annotated[Session, Depends(session)]
-"""The browser's own games, for an endpoint."""
+async def revive(request: Request, session: Session) -> None:
+    """Rebuild the games of a session read back after a restart (trained opponents may load)."""
+    async with session.lock:
+        if session.stored is None:
+            return
+        stored, session.stored = session.stored, None
+        if stored["play"]:
+            try:
+                session.play = await anyio.to_thread.run_sync(
+                    PlayGame.restore, stored["play"], request.app.state.seat_opponents
+                )
+            except (ValueError, KeyError, TypeError) as error:
+                session.ended = (
+                    f"your game could not be resumed after the server restarted ({error}). Start a new game."
+                )
+        if stored["watch"]:
+            try:
+                session.watch = WatchGame.restore(stored["watch"])
+            except (ValueError, KeyError, TypeError):
+                session.watch = None
+        request.app.state.sessions.save(session)
+
+
+async def existing(request: Request) -> Session | None:
+    """The browser's session, or None without a cookie; a cookie the server no longer knows
+    (its game ended with a restart or idle time) gets one 410 that clears it."""
+    token = request.cookies.get(SESSION_COOKIE)
+    if token is None:
+        return None
+    session = request.app.state.sessions.find(token)
+    if session is None:
+        raise HTTPException(410, ENDED, headers={"set-cookie": FORGET_COOKIE})
+    if session.stored is not None:
+        await revive(request, session)
+    return session
+
+
+async def own_or_new(request: Request, response: Response) -> Session:
+    """The session of the request that starts a game: the browser's own, else a new one."""
+    sessions: SessionTable = request.app.state.sessions
+    token = request.cookies.get(SESSION_COOKIE)
+    session = sessions.find(token) if token else None
+    if session is None:
+        token, session = sessions.create(request.client.host if request.client else "")
+    if session.stored is not None:
+        await revive(request, session)
+    response.set_cookie(SESSION_COOKIE, token, max_age=SESSION_IDLE, httponly=True, samesite="strict")
+    return session
+
+
+Table = Annotated[Session | None, Depends(existing)]
+"""The browser's own games, for an endpoint that reads or plays them."""
+NewTable = Annotated[Session, Depends(own_or_new)]
+"""The browser's own games, made by the endpoint that starts one."""
 
 
 def games_in(folder: Path) -> dict[str, GameFile]:
@@ -128,23 +181,51 @@ def create_app(
     checkpoints: dict[str, Path] | None = None,
     games: dict[str, GameFile] | None = None,
     hosts: Sequence[str] = (),
+    store: Path | None = None,
+    search_workers: int = SEARCH_WORKERS,
 ) -> FastAPI:
     """The app; ``checkpoints``: name -> policy file a page may pick, ``games``: name -> saved record,
-    ``hosts``: host names it answers to besides the local ones (the address it was bound to)."""
+    ``hosts``: host names it answers to besides the local ones (the address it was bound to),
+    ``store``: the SQLite file that keeps the games across restarts (None: memory only),
+    ``search_workers``: processes for the search bots' moves."""
     checkpoints = dict(checkpoints or {})
     games = dict(games or {})
     networks: dict[tuple[str, Rules], Any] = {}
-    app = FastAPI(title="domino-rl table", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.sessions = OrderedDict()
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=[*LOCAL_HOSTS, *hosts])
+    sessions = SessionTable(store)
+    searches = SearchPool(search_workers)
+    light = anyio.CapacityLimiter(LIGHT_THREADS)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        searches.close()
+        sessions.close()
+
+    app = FastAPI(title="domino-rl table", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.sessions = sessions
+    app.state.networks = networks
 
     @app.middleware("http")
-    async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        """Only the table's own page may change anything: a browser names the page's origin on
+        every POST, and a foreign one (another site, another port) is refused before any work."""
+        if request.method not in SAFE_METHODS:
+            origin = request.headers.get("origin")
+            own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+            if origin != own:
+                message = (
+                    "this request must come from the table's own page (it sent no Origin)"
+                    if origin is None
+                    else f"requests from {origin} are refused: only {own} may change a game"
+                )
+                return JSONResponse({"error": message}, status_code=403)
         response = await call_next(request)
         response.headers["Content-Security-Policy"] = "default-src 'self'; img-src 'self' data:"
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Cache-Control"] = "no-store"
         return response
+
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=[*LOCAL_HOSTS, *hosts])  # outermost: runs first
 
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, error: ValueError) -> JSONResponse:
@@ -158,35 +239,41 @@ def create_app(
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
+        return JSONResponse(
+            {"error": str(error.detail)}, status_code=error.status_code, headers=error.headers
+        )
 
-    def trained(name: str, rules: Rules, seed: int = 0) -> Policy:
-        """The checkpoint listed as ``name``; its errors name it, not its file."""
+    def trained(name: str, rules: Rules) -> Policy:
+        """The checkpoint listed as ``name``, loaded once per rules and shared by every game (greedy,
+        so it keeps no state between moves); its errors name it, not its file."""
         if name not in checkpoints:
             known = ", ".join(checkpoints) or "none (start the server with --checkpoint FILE)"
             raise ValueError(f"unknown checkpoint {name!r}; this server has: {known}")
-        path = str(checkpoints[name])
-        try:
-            return load_policy(path, rules, seed=seed)  # checks the checkpoint was trained for these rules
-        except ValueError as error:
-            raise ValueError(str(error).replace(path, name)) from None
-
-    def network(name: str, rules: Rules) -> Probabilities:
-        """A checkpoint's ``probabilities``, loaded once per rules."""
         key = (name, rules)
         if key not in networks:
-            networks[key] = trained(name, rules)
-        return networks[key].probabilities
+            path = str(checkpoints[name])
+            try:
+                networks[key] = load_policy(path, rules)  # checks the checkpoint was trained for these rules
+            except ValueError as error:
+                raise ValueError(str(error).replace(path, name)) from None
+        return networks[key]
 
-    def opponent(name: str, rules: Rules, seed: int) -> Policy:
+    def opponent(name: str, rules: Rules, seed: int) -> Policy | Searcher:
+        if name in SEARCH_BOTS:
+            return Searcher(name)
         if name in PLAYABLE_BOTS:
             return make_bot(name, rules, seed=seed)
         if name in checkpoints:
-            return trained(name, rules, seed)
+            return trained(name, rules)
         raise ValueError(
             f"unknown opponent {name!r}; choose a bot ({', '.join(PLAYABLE_BOTS)}) "
             f"or a checkpoint ({', '.join(checkpoints) or 'none on this server'})"
         )
+
+    def seat_opponents(rules: Rules, human: int, names: list[str], seed: int) -> dict[int, Any]:
+        return {s: opponent(names[s], rules, seed + s) for s in range(rules.players) if s != human}
+
+    app.state.seat_opponents = seat_opponents
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -205,7 +292,7 @@ def create_app(
         }
 
     @app.post("/api/play")
-    async def new_game(request: NewGame, table: Table) -> dict[str, Any]:
+    async def new_game(request: NewGame, table: NewTable) -> dict[str, Any]:
         rules = Rules.preset(request.preset, request.players)
         if not 0 <= request.seat < rules.players:
             raise ValueError(f"your seat must be 0 to {rules.players - 1}, got {request.seat}")
@@ -215,55 +302,114 @@ def create_app(
                 f"{rules.players} players: at most {len(others)} opponents, got {len(request.opponents)}"
             )
         names = request.opponents + ["random"] * (len(others) - len(request.opponents))
-        seed = secrets.randbelow(SEED_MAX) if request.seed is None else request.seed
+        seat_names = ["you" if s == request.seat else names[others.index(s)] for s in range(rules.players)]
+        seed = deal_seed(sessions.secret, request, rules)
+        settings = {**request.model_dump(), "players": rules.players, "opponents": names}
 
         def build() -> PlayGame:
-            policies = {s: opponent(n, rules, seed + s) for s, n in zip(others, names, strict=True)}
-            seat_names = [
-                "you" if s == request.seat else names[others.index(s)] for s in range(rules.players)
-            ]
-            return PlayGame(rules, request.seat, policies, seat_names, seed)
+            return PlayGame(
+                rules,
+                request.seat,
+                seat_opponents(rules, request.seat, seat_names, seed),
+                seat_names,
+                seed,
+                settings,
+            )
 
-        game = await anyio.to_thread.run_sync(build)  # a checkpoint loads torch and a file
+        game = await anyio.to_thread.run_sync(
+            build, limiter=light
+        )  # a first checkpoint loads torch and a file
         async with table.lock:
-            table.play = game
+            table.play, table.ended = game, None
+            sessions.save(table)
             return game.view()
 
-    def playing(table: Session) -> PlayGame:
-        if table.play is None:
+    def playing(table: Session | None) -> PlayGame:
+        if table is not None and table.ended:
+            raise HTTPException(410, table.ended)
+        if table is None or table.play is None:
             raise HTTPException(404, "no game in progress: start one")
         return table.play
 
     @app.get("/api/play")
     async def play_view(table: Table) -> dict[str, Any]:
+        """The game in progress, as the page shows it after a reload."""
+        game = playing(table)
         async with table.lock:
-            return playing(table).view()
+            return game.view()
 
     @app.post("/api/play/move")
     async def play_move(move: Move, table: Table) -> dict[str, Any]:
+        game = playing(table)
         async with table.lock:
-            game = playing(table)
             game.human_move(move.action)
+            sessions.save(table)
             return game.view()
 
     @app.post("/api/play/advance")
     async def play_advance(table: Table) -> dict[str, Any]:
         """One opponent move (the page calls this until it is the person's turn, so moves show one by one)."""
+        game = playing(table)
         async with table.lock:
-            game = playing(table)
             if game.bot_to_move:
-                await anyio.to_thread.run_sync(game.bot_move)
+                seat, obs, mask = game.bot_position()
+                policy = game.policies[seat]
+                if isinstance(policy, Searcher):
+                    action = await searches.move(policy.name, game.rules, obs, mask)
+                else:
+                    chosen = await anyio.to_thread.run_sync(policy, obs, mask, limiter=light)
+                    action = int(np.asarray(chosen)[0])
+                game.bot_play(seat, action)
+                sessions.save(table)
             return game.view()
 
     @app.post("/api/play/next")
     async def play_next(table: Table) -> dict[str, Any]:
+        game = playing(table)
         async with table.lock:
-            game = playing(table)
             game.next_round()
+            sessions.save(table)
             return game.view()
 
+    def hint_agent(rules: Rules) -> str:
+        """The trained agent that gives hints for these rules: the one named after them."""
+        name = f"{rules.name}-{rules.players}p"
+        if name not in checkpoints:
+            raise HTTPException(
+                404, f"no trained agent for {rules.name} with {rules.players} players gives hints"
+            )
+        return name
+
+    @app.get("/api/play/hint")
+    async def play_hint(table: Table) -> dict[str, Any]:
+        """The move a trained agent would make in your place, from what your seat sees."""
+        game = playing(table)
+        async with table.lock:
+            name = hint_agent(game.rules)
+            obs, mask = game.hint_position()
+            network = await anyio.to_thread.run_sync(trained, name, game.rules, limiter=light)
+            probs = await anyio.to_thread.run_sync(network.probabilities, obs, mask, limiter=light)
+            moves = legal_view(game.round)
+            best = max(moves, key=lambda m: probs[0, m["action"]])
+            return {**best, "agent": name, "p": float(probs[0, best["action"]])}
+
+    @app.post("/api/play/save")
+    async def play_save(table: Table) -> dict[str, Any]:
+        """The shown round, to watch from your own seat (its other hands stay hidden)."""
+        game = playing(table)
+        async with table.lock:
+            table.watch = WatchGame(game.record(), list(game.names), seat=game.human)
+            sessions.save(table)
+            return table.watch.info()
+
+    async def watch(table: Session, game: WatchGame) -> dict[str, Any]:
+        async with table.lock:
+            table.watch = game
+            sessions.save(table)
+        return game.info()
+
     @app.post("/api/watch/upload")
-    async def watch_upload(request: Request, table: Table) -> dict[str, Any]:
+    async def watch_upload(request: Request, table: NewTable) -> dict[str, Any]:
         """A game record as the request body (the page sends the chosen file as it is)."""
         size = request.headers.get("content-length")
         if size is not None and (not size.isdigit() or int(size) > MAX_UPLOAD):
@@ -275,13 +421,10 @@ def create_app(
             record = json.loads(body)
         except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as error:
             raise ValueError(f"the file is not JSON: {error}") from None
-        game = WatchGame(record)
-        async with table.lock:
-            table.watch = game
-        return {"steps": len(game.moves), "seats": game.names}
+        return await watch(table, WatchGame(record))
 
     @app.post("/api/watch/load")
-    async def watch_load(request: LoadGame, table: Table) -> dict[str, Any]:
+    async def watch_load(request: LoadGame, table: NewTable) -> dict[str, Any]:
         if request.name not in games:
             raise HTTPException(404, f"no saved game named {request.name!r}")
         saved = games[request.name]
@@ -291,10 +434,7 @@ def create_app(
             raise HTTPException(
                 404, f"saved game {request.name!r} cannot be read: {error.strerror}"
             ) from None
-        game = WatchGame(json.loads(text), saved.seats)
-        async with table.lock:
-            table.watch = game
-        return {"steps": len(game.moves), "seats": game.names}
+        return await watch(table, WatchGame(json.loads(text), saved.seats))
 
     @app.get("/api/watch")
     async def watch_view(
@@ -302,10 +442,10 @@ def create_app(
     ) -> dict[str, Any]:
         """The position after ``step`` moves, seen by ``viewer`` (-1: every hand), with the policy of
         ``analyst`` (a checkpoint name; ``auto``: the mover's own when it is a checkpoint; ``none``)."""
+        if table is None or table.watch is None:
+            raise HTTPException(404, "no game loaded: upload a record or pick a saved game")
         async with table.lock:
             game = table.watch
-            if game is None:
-                raise HTTPException(404, "no game loaded: upload a record or pick a saved game")
             rules = game.position(0).rules
             mover = game.position(step).to_play if 0 <= step <= len(game.moves) else None
             name = None
@@ -313,9 +453,13 @@ def create_app(
                 name = game.names[mover] if mover is not None and game.names[mover] in checkpoints else None
             elif analyst != "none":
                 name = analyst
-            probabilities = await anyio.to_thread.run_sync(network, name, rules) if name else None
+            network = await anyio.to_thread.run_sync(trained, name, rules, limiter=light) if name else None
             return await anyio.to_thread.run_sync(
-                game.view, step, None if viewer == -1 else viewer, probabilities
+                game.view,
+                step,
+                None if viewer == -1 else viewer,
+                network and network.probabilities,
+                limiter=light,
             )
 
     return app

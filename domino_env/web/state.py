@@ -6,7 +6,11 @@ a seat sees the table, the public events and its own hand; ``viewer=None`` (a
 spectator) sees every hand. Only ``round_view`` turns a round into a view, and it
 reads a hidden hand only for the viewer it may show it to, so whatever a page
 receives during play is exactly what that seat may know; the remaining hands are
-never sent, not even at the end of a round (the result gives their pip totals).
+never sent, not even at the end of a round (the result gives their pip totals), nor
+when a played round is saved to watch (it is locked to the player's seat).
+
+A game is kept as plain JSON (``PlayGame.state``, ``WatchGame.state``): its deal seed
+and the moves made, replayed by ``PlayGame.restore``, so a restarted server resumes it.
 """
 
 from __future__ import annotations
@@ -20,15 +24,16 @@ from domino_env.engine.actions import decode
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import OPENING, Match, Round, move_name
 from domino_env.engine.rules import END_NAMES, Rules
-from domino_env.engine.tiles import PIPS, tile_name
+from domino_env.engine.tiles import IS_DOUBLE, PIPS, tile_name
 from domino_env.envs.policies import Policy
 from domino_env.tools import render
 from domino_env.tools.records import play_moves, replay, round_from_record
 
-"""Space between neighbouring tiles on the table, in half-tile units (as in ``tools.render``)."""
-
 Probabilities = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``probabilities(obs (1, size), mask (1, A)) -> (1, A)``: a network's policy over the moves."""
+
+NEXT_ROUND = -1
+"""In ``PlayGame.steps``: the player moved on to the next round (every other entry is an action)."""
 
 
 def observe(rnd: Round, seat: int) -> tuple[np.ndarray, np.ndarray]:
@@ -36,6 +41,28 @@ def observe(rnd: Round, seat: int) -> tuple[np.ndarray, np.ndarray]:
     mask = np.zeros((1, rnd.rules.num_actions), dtype=bool)
     mask[0, rnd.legal_actions()] = True
     return rnd.observation(seat)[None], mask
+
+
+def places(players: int, viewer: int | None) -> list[str]:
+    """Where each seat sits around the drawn table: the viewer (seat 0 for a spectator) at the
+    bottom and play going clockwise, so the next seat is on the left and a partner opposite."""
+    around = {2: ["bottom", "top"], 3: ["bottom", "left", "right"], 4: ["bottom", "left", "top", "right"]}
+    first = viewer or 0
+    return [around[players][(seat - first) % players] for seat in range(players)]
+
+
+def play_labels(rules: Rules, human: int, names: Sequence[str]) -> list[str]:
+    """How the player's page calls each seat: "You", "Partner (…)", or where an opponent sits."""
+    where = {"left": "Left", "top": "Across", "right": "Right", "bottom": "You"}
+    labels = []
+    for seat, place in enumerate(places(rules.players, human)):
+        if seat == human:
+            labels.append("You")
+        elif rules.side_of(seat) == rules.side_of(human):
+            labels.append(f"Partner ({names[seat]})")
+        else:
+            labels.append(f"{'Opponent' if rules.players == 2 else where[place]} ({names[seat]})")
+    return labels
 
 
 def table_boxes(rnd: Round) -> list[dict[str, Any]]:
@@ -59,32 +86,51 @@ def table_boxes(rnd: Round) -> list[dict[str, Any]]:
     ]
 
 
-def event_text(event: tuple, names: Sequence[str]) -> str:
-    """One public event of ``Round.events`` in words."""
+def event_text(event: tuple, labels: Sequence[str]) -> str:
+    """One public event of ``Round.events`` in words (``labels[seat]`` names the seat; "You" agrees)."""
     kind, seat = event[0], event[1]
-    who = f"seat {seat} ({names[seat]})"
+    who = labels[seat]
+    s = "" if who == "You" else "s"
     if kind == "place":
         tile, end = event[2], event[3]
         return (
-            f"{who} opens with {tile_name(tile)}"
+            f"{who} open{s} with {tile_name(tile)}"
             if end == OPENING
-            else f"{who} plays {tile_name(tile)} {end}"
+            else f"{who} play{s} {tile_name(tile)} {end}"
         )
     if kind == "draw":
-        return f"{who} draws {event[2]} tile{'s' if event[2] != 1 else ''}"
-    return f"{who} passes"
+        return f"{who} draw{s} {event[2]} tile{'s' if event[2] != 1 else ''}"
+    return f"{who} pass{'es' if s else ''}"
 
 
-def result_view(rnd: Round) -> dict[str, Any]:
+def log_view(rnd: Round, labels: Sequence[str]) -> list[dict[str, Any]]:
+    """The events in words, each placement numbered as the move counter counts it (draws and
+    passes happen by themselves between moves, so they carry no number)."""
+    lines, placed = [], 0
+    for event in rnd.events:
+        number = None
+        if event[0] == "place":
+            placed += 1
+            number = placed
+        lines.append({"move": number, "text": event_text(event, labels)})
+    return lines
+
+
+def result_view(rnd: Round, sides: Sequence[str] | None = None) -> dict[str, Any]:
     """How the round ended, in words: who won, why, and the pip totals left in each side's hands."""
-    rules, sides = rnd.rules, render.side_names(rnd.rules)
+    rules = rnd.rules
+    sides = list(sides or render.side_names(rules))
     pips = [0] * rules.num_sides
     for seat, hand in enumerate(rnd.hands):
         pips[rules.side_of(seat)] += sum(int(PIPS[t]) for t in hand)
     left = ", ".join(f"{name} {p}" for name, p in zip(sides, pips, strict=True))
     winner = None if rnd.winner is None else sides[rnd.winner]
     if rnd.end == "domino":
-        why = f"Domino: seat {rnd.table[-1].seat} played their last tile."
+        who = sides[rules.side_of(rnd.table[-1].seat)]
+        if rules.teams:
+            why = f"Domino: {who} played the last tile of a hand."
+        else:
+            why = f"Domino: {who} played {'your' if who == 'You' else 'their'} last tile."
     elif rnd.end == "target":
         why = f"{winner} reached the target of {rules.target} during the round."
     else:
@@ -99,10 +145,9 @@ def result_view(rnd: Round) -> dict[str, Any]:
             "highest_score": "the higher game score wins",
         }[rules.blocked_winner]
         why += f" Pips left: {left}; {rule}."
-    if winner is None:
-        outcome = "Void: a tie that nobody wins, no end points."
-    else:
-        outcome = f"{winner} wins the round."
+    outcome = (
+        "Void: a tie that nobody wins, no end points." if winner is None else f"{winner} wins the round."
+    )
     points = ", ".join(f"{name} +{p}" for name, p in zip(sides, rnd.points, strict=True))
     return {
         "end": rnd.end,
@@ -113,16 +158,27 @@ def result_view(rnd: Round) -> dict[str, Any]:
     }
 
 
-def round_view(rnd: Round, viewer: int | None, names: Sequence[str]) -> dict[str, Any]:
-    """The table as ``viewer`` sees it (None: a spectator, every hand face up)."""
+def round_view(
+    rnd: Round,
+    viewer: int | None,
+    names: Sequence[str],
+    labels: Sequence[str] | None = None,
+    sides: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The table as ``viewer`` sees it (None: a spectator, every hand face up); ``labels`` name the
+    seats in the log (default ``seat N (name)``), ``sides`` the sides in scores and results."""
     rules = rnd.rules
+    labels = labels or [f"seat {s} ({name})" for s, name in enumerate(names)]
     seats = []
-    for seat, hand in enumerate(rnd.hands):
+    for seat, (hand, place) in enumerate(zip(rnd.hands, places(rules.players, viewer), strict=True)):
         shown = viewer is None or viewer == seat
         seats.append(
             {
                 "seat": seat,
                 "name": names[seat],
+                "label": labels[seat],
+                "place": place,
+                "side": rules.side_of(seat),
                 "tiles": len(hand),
                 "hand": [tile_name(t) for t in hand] if shown else None,
                 "missing": sorted(rnd.missing[seat]),
@@ -141,60 +197,150 @@ def round_view(rnd: Round, viewer: int | None, names: Sequence[str]) -> dict[str
         "seats": seats,
         "to_play": rnd.to_play,
         "opener": rnd.opener,
-        "sides": render.side_names(rules),
+        "sides": list(sides or render.side_names(rules)),
         "scores": list(rnd.scores),
-        "log": [event_text(event, names) for event in rnd.events],
-        "result": result_view(rnd) if rnd.over else None,
+        "placed": len(rnd.table),
+        "log": log_view(rnd, labels),
+        "result": result_view(rnd, sides) if rnd.over else None,
     }
 
 
 def legal_view(rnd: Round) -> list[dict[str, Any]]:
-    """The legal moves of the seat to play: action, tile name and end (None for the opening)."""
+    """The legal moves of the seat to play: action, tile name and end (None for the opening).
+
+    On a lone opening double both ends show the same number and lead the same way, so a
+    tile that fits it is offered once (on the left), and the page has nothing to ask."""
     moves = []
+    lone_double = len(rnd.table) == 1 and bool(IS_DOUBLE[rnd.table[0].tile])
     for action in rnd.legal_actions():
         tile, end = decode(action)
+        if lone_double and END_NAMES[end] == "right":
+            continue
         moves.append(
             {"action": action, "tile": tile_name(tile), "end": END_NAMES[end] if rnd.table else None}
         )
     return moves
 
 
+def round_start(rnd: Round) -> dict[str, Any]:
+    """A round before its first move as the start of a game record (deal, opener, scores)."""
+    return {
+        "preset": rnd.rules.name,
+        "players": rnd.rules.players,
+        "hands": [[tile_name(t) for t in hand] for hand in rnd.hands],
+        "boneyard": [tile_name(t) for t in rnd.boneyard],
+        "opener": rnd.opener,
+        "scores": list(rnd.scores),
+    }
+
+
 class PlayGame:
     """A match between a person at ``human`` and policies at the other seats, to the target.
 
     A finished round stays on show (``round``) until ``next_round``, so its result can be read.
+    ``steps`` lists every action in order and ``NEXT_ROUND`` where the player moved on: with the
+    deal ``seed`` that is the whole game, which ``restore`` replays.
     """
 
     def __init__(
-        self, rules: Rules, human: int, policies: dict[int, Policy], names: list[str], seed: int
+        self,
+        rules: Rules,
+        human: int,
+        policies: dict[int, Policy],
+        names: list[str],
+        seed: int,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         rng = np.random.default_rng(seed)
         self.rules = rules
         self.human = human
         self.policies = policies
         self.names = names
+        self.seed = seed
+        self.settings = settings or {}
+        """What the page asked for (shown again after a reload)."""
+        self.labels = play_labels(rules, human, names)
+        us = rules.side_of(human)
+        self.sides = [
+            ("You" if not rules.teams else "Your team") if side == us else render.side_names(rules)[side]
+            for side in range(rules.num_sides)
+        ]
+        if not rules.teams and rules.players == 2:
+            self.sides[1 - us] = "Opponent"
+        self.steps: list[int] = []
         self.match = Match(
             rules, lambda: (random_deals(rules, 1, rng)[0].tolist(), int(rng.integers(rules.players)))
         )
         self.round = self.match.round
+        self.start = round_start(self.round)
+
+    @classmethod
+    def restore(
+        cls, state: dict[str, Any], policies: Callable[[Rules, int, list[str], int], dict[int, Policy]]
+    ) -> PlayGame:
+        """The game ``state`` describes, its moves replayed; ``policies(rules, human, names, seed)``
+        seats the opponents again."""
+        rules = Rules.preset(state["preset"], state["players"])
+        names = list(state["names"])
+        game = cls(
+            rules,
+            state["human"],
+            policies(rules, state["human"], names, state["seed"]),
+            names,
+            state["seed"],
+            state["settings"],
+        )
+        for step in state["steps"]:
+            if step == NEXT_ROUND:
+                game.next_round()
+            else:
+                game.match.step(step)
+                game.steps.append(step)
+        return game
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return {
+            "preset": self.rules.name,
+            "players": self.rules.players,
+            "human": self.human,
+            "names": self.names,
+            "seed": self.seed,
+            "settings": self.settings,
+            "steps": self.steps,
+        }
 
     @property
     def bot_to_move(self) -> bool:
         return not self.round.over and self.round.to_play != self.human
 
-    def bot_move(self) -> None:
-        """The policy at the seat to move picks and plays one move (slow for search bots)."""
+    def bot_position(self) -> tuple[int, np.ndarray, np.ndarray]:
+        """``(seat, obs, mask)`` of the opponent to move: what its policy is called with."""
         if not self.bot_to_move:
             raise ValueError("no opponent is to move")
         seat = self.round.to_play
-        action = int(np.asarray(self.policies[seat](*observe(self.round, seat)))[0])
-        self.match.step(action)
+        return (seat, *observe(self.round, seat))
+
+    def bot_play(self, seat: int, action: int) -> None:
+        """Play the move the policy at ``seat`` chose (it was asked while this seat was to move)."""
+        if not self.bot_to_move or self.round.to_play != seat:
+            raise ValueError("no opponent is to move")
+        self._step(action)
+
+    def bot_move(self) -> None:
+        """The policy at the seat to move picks and plays one move, here (slow for search bots)."""
+        seat, obs, mask = self.bot_position()
+        self.bot_play(seat, int(np.asarray(self.policies[seat](obs, mask))[0]))
 
     def human_move(self, action: int) -> None:
         """Play the person's move; ValueError (naming the legal moves) when it is not theirs to make."""
         if self.round.over or self.round.to_play != self.human:
             raise ValueError("it is not your turn")
+        self._step(action)
+
+    def _step(self, action: int) -> None:
         self.match.step(action)
+        self.steps.append(action)
 
     def next_round(self) -> None:
         if not self.round.over:
@@ -202,29 +348,60 @@ class PlayGame:
         if self.match.over:
             raise ValueError("the match is over: start a new game")
         self.round = self.match.round
+        self.start = round_start(self.round)
+        self.steps.append(NEXT_ROUND)
+
+    def hint_position(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(obs, mask)`` of the player's own decision (a hint reads nothing the player cannot see)."""
+        if self.round.over or self.round.to_play != self.human:
+            raise ValueError("a hint is for your own move: it is not your turn")
+        return observe(self.round, self.human)
+
+    def record(self) -> dict[str, Any]:
+        """The shown round as a game record (its deal and the moves so far), to watch from this seat."""
+        moves = [move_name(p.tile, None if p.end == OPENING else p.end) for p in self.round.table]
+        return {**self.start, "moves": moves}
 
     def view(self) -> dict[str, Any]:
-        out = round_view(self.round, self.human, self.names)
+        out = round_view(self.round, self.human, self.names, self.labels, self.sides)
         mine = not self.round.over and self.round.to_play == self.human
         out["you"] = self.human
         out["legal"] = legal_view(self.round) if mine else []
+        out["settings"] = self.settings
         out["match"] = {
             "target": self.rules.target,
             "rounds": self.match.rounds_played,
             "over": self.match.over,
-            "winner": None if self.match.winner is None else render.side_names(self.rules)[self.match.winner],
+            "winner": None if self.match.winner is None else self.sides[self.match.winner],
         }
         return out
 
 
 class WatchGame:
-    """A game record, checked by replaying it, shown move by move (any step, forwards or back)."""
+    """A game record, checked by replaying it, shown move by move (any step, forwards or back).
 
-    def __init__(self, record: Any, names: list[str] | None = None) -> None:
+    ``seat``: the only view allowed (a round the person played, saved from the play table: its
+    other hands stay hidden); None lets any seat or a spectator watch.
+    """
+
+    def __init__(self, record: Any, names: list[str] | None = None, seat: int | None = None) -> None:
         hands = replay(record)["hands"]  # a bad record: ValueError naming it, as ``domino_env replay`` says
         self.record = record
         self.moves: list[str] = record.get("moves", [])
         self.names = names or [f"seat {s}" for s in range(len(hands))]
+        self.seat = seat
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return {"record": self.record, "names": self.names, "seat": self.seat}
+
+    @classmethod
+    def restore(cls, state: dict[str, Any]) -> WatchGame:
+        return cls(state["record"], state["names"], state["seat"])
+
+    def info(self) -> dict[str, Any]:
+        """What the page needs to set up its controls."""
+        return {"steps": len(self.moves), "seats": self.names, "seat": self.seat}
 
     def position(self, step: int) -> Round:
         """The round after the first ``step`` moves."""
@@ -239,6 +416,8 @@ class WatchGame:
         rnd = self.position(step)
         if viewer is not None and not 0 <= viewer < rnd.rules.players:
             raise ValueError(f"viewer must be a seat 0 to {rnd.rules.players - 1}, got {viewer}")
+        if self.seat is not None and viewer != self.seat:
+            raise ValueError(f"this game was saved from seat {self.seat}: only its view is shown")
         out = round_view(rnd, viewer, self.names)
         out["step"], out["steps"] = step, len(self.moves)
         played = None

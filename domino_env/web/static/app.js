@@ -22,6 +22,7 @@ let options = null;
 let play = null;  // the last play view
 let watch = null;  // the last watch view
 let busy = false;  // a play request is on its way: clicks wait for its answer
+let keyboardPlay = false;  // the last move was made with the keys: keep the focus in the hand
 
 // What the play view waits for, on <body data-play="...">: "your-move", "waiting" or "round-over".
 function setPlayState() {
@@ -52,8 +53,19 @@ async function api(method, path, body = undefined, raw = false) {
   }
   const response = await fetch(path, init);
   const data = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+  if (response.status === 410) gameEnded();
   if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
   return data;
+}
+
+// The server no longer has this browser's games (restarted without them, or idle too long):
+// nothing on the boards can be played any more, and the error box says why.
+function gameEnded() {
+  play = null;
+  watch = null;
+  document.getElementById("play-board").hidden = true;
+  document.getElementById("watch-board").hidden = true;
+  document.body.dataset.play = "ended";
 }
 
 // -- tiles ------------------------------------------------------------------------------------
@@ -90,13 +102,14 @@ function drawTable(svg, boxes) {
   const top = Math.min(...boxes.map((b) => b.y), -2) - 0.5;
   const right = Math.max(...boxes.map((b) => b.x + b.w)) + 0.5;
   const bottom = Math.max(...boxes.map((b) => b.y + b.h), 2) + 0.5;
-  svg.setAttribute("viewBox", `${left} ${top} ${Math.max(right - left, 16)} ${bottom - top}`);
+  const width = Math.max(right - left, 16);  // a short line of tiles sits in the middle of the felt
+  svg.setAttribute("viewBox", `${(left + right - width) / 2} ${top} ${width} ${bottom - top}`);
   svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
   for (const b of boxes) drawTile(svg, b.halves, b.x, b.y, b.w, b.h, b.last ? "last" : "");
 }
 
 // A hand tile as its own small upright SVG; ``name`` is "a-b", high number first.
-function handTile(name, scale = 30) {
+function handTile(name, scale = 44) {
   const [high, low] = name.split("-").map(Number);
   const svg = el("svg:svg", { class: "tile", width: scale, height: 2 * scale, viewBox: "0 0 1 2", "data-tile": name });
   drawTile(svg, [high, low], 0, 0, 1, 2);
@@ -111,11 +124,17 @@ function backTile(scale = 13) {
 
 // -- the parts both views share -------------------------------------------------------------------
 // Each seat with its hand face up where the view holds it, else face down.
-function drawSeats(container, view) {
-  container.replaceChildren();
+// Seats sit around the table (``place``: bottom, left, top, right); on the player's side a seat
+// is marked as a partner.
+function drawSeats(container, view, mine = null) {
+  container.querySelectorAll(".seat").forEach((box) => box.remove());
+  container.dataset.players = view.players;
   for (const seat of view.seats) {
-    const box = el("div", { class: `seat${view.to_play === seat.seat ? " to-play" : ""}`, "data-seat": seat.seat });
-    box.append(el("div", { class: "name" }, `seat ${seat.seat}: ${seat.name}`));
+    if (seat.seat === mine) continue;  // the player's own hand is the row below the table
+    const partner = mine !== null && seat.side === view.seats[mine].side;
+    const classes = ["seat", view.to_play === seat.seat ? "to-play" : "", partner ? "partner" : ""];
+    const box = el("div", { class: classes.join(" ").trim(), "data-seat": seat.seat, "data-place": seat.place });
+    box.append(el("div", { class: "name" }, mine === null ? `seat ${seat.seat}: ${seat.name}` : seat.label));
     const notes = [`${seat.tiles} tile${seat.tiles === 1 ? "" : "s"}`];
     if (seat.draws) notes.push(`drew ${seat.draws}`);
     if (seat.passes) notes.push(`passed ${seat.passes}`);
@@ -135,7 +154,7 @@ function describeStatus(view, scoresId, turnId, you = null) {
   let turn = "";
   if (view.result) turn = "round over";
   else if (view.to_play === you) turn = "your move";
-  else if (view.to_play !== null) turn = `seat ${view.to_play} to move`;
+  else if (view.to_play !== null) turn = you === null ? `seat ${view.to_play} to move` : `${view.seats[view.to_play].label} to move`;
   document.getElementById(turnId).textContent = turn;
 }
 
@@ -147,9 +166,14 @@ function describeEnds(id, view) {
   document.getElementById(id).textContent = text;
 }
 
+// Log lines {move, text}: placements carry the move number the counter shows; draws and passes none.
 function drawLog(id, lines) {
   const log = document.getElementById(id);
-  log.replaceChildren(...lines.map((line) => el("li", {}, line)));
+  log.replaceChildren(...lines.map((line) => {
+    const item = el("li", { class: line.move ? "move" : "note" });
+    item.append(el("span", { class: "number" }, line.move ? `${line.move}.` : ""), document.createTextNode(line.text));
+    return item;
+  }));
   log.scrollTop = log.scrollHeight;
 }
 
@@ -217,7 +241,7 @@ async function newGame(event) {
 function drawPlay() {
   document.getElementById("play-board").hidden = false;
   describeStatus(play, "play-scores", "play-turn", play.you);
-  drawSeats(document.getElementById("play-seats"), { ...play, seats: play.seats.filter((s) => s.seat !== play.you) });
+  drawSeats(document.getElementById("play-seats"), play, play.you);
   drawTable(document.getElementById("play-table"), play.table);
   describeEnds("play-ends", play);
   const legalTiles = new Set(play.legal.map((m) => m.tile));
@@ -227,11 +251,22 @@ function drawPlay() {
     const tile = handTile(name);
     if (legalTiles.has(name)) {
       tile.classList.add("legal");
-      tile.addEventListener("click", () => chooseTile(name));
+      tile.setAttribute("tabindex", "0");
+      tile.setAttribute("role", "button");
+      tile.setAttribute("aria-label", `play ${name}`);
+      tile.addEventListener("click", (event) => {
+        keyboardPlay = event.detail === 0;  // a click made by a key press has no pointer
+        chooseTile(name);
+      });
+      tile.addEventListener("keydown", (event) => tileKey(event, name));
+    } else {
+      tile.setAttribute("aria-label", `${name}, cannot be played now`);
     }
     hand.append(tile);
   }
   document.getElementById("end-choice").hidden = true;
+  document.getElementById("hint").textContent = "";
+  if (play.legal.length && document.getElementById("hint-on").checked) showHint();
   const result = document.getElementById("play-result");
   result.hidden = !play.result;
   if (play.result) {
@@ -241,6 +276,46 @@ function drawPlay() {
     document.getElementById("next-round").hidden = play.match.over;
   }
   drawLog("play-log", play.log);
+}
+
+// Keyboard play: the arrow keys move between the playable tiles, Enter or Space plays one.
+function tileKey(event, name) {
+  const tiles = [...document.querySelectorAll("#play-hand svg.legal")];
+  const at = tiles.indexOf(event.currentTarget);
+  if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+    event.preventDefault();
+    const step = event.key === "ArrowRight" ? 1 : -1;
+    tiles[(at + step + tiles.length) % tiles.length].focus();
+  } else if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    keyboardPlay = true;
+    chooseTile(name);
+  }
+}
+
+// The trained agent's choice in the player's place (only asked for when the box is ticked).
+async function showHint() {
+  const line = document.getElementById("hint");
+  const asked = play;
+  try {
+    const hint = await api("GET", "/api/play/hint");
+    if (play !== asked) return;
+    line.textContent = `${hint.agent} would play ${hint.tile}${hint.end ? ` on the ${hint.end}` : ""} (${Math.round(100 * hint.p)}%)`;
+    document.querySelectorAll("#play-hand svg.tile").forEach((t) => t.classList.toggle("hinted", t.dataset.tile === hint.tile));
+  } catch (error) {
+    line.textContent = error.message;
+  }
+}
+
+async function saveGame() {
+  try {
+    showError(null);
+    const info = await api("POST", "/api/play/save");
+    document.querySelector(".tab[data-tab=watch]").click();
+    await loaded(info);
+  } catch (error) {
+    showError(error.message);
+  }
 }
 
 function chooseTile(name) {
@@ -256,6 +331,7 @@ function chooseTile(name) {
     choice.append(button);
   }
   choice.hidden = false;
+  choice.querySelector("button").focus();
 }
 
 // Every play request goes through here: one at a time, then the opponents' moves.
@@ -265,14 +341,20 @@ async function playRequest(path, body = undefined) {
   setPlayState();
   try {
     showError(null);
-    play = await api("POST", path, body);
-    drawPlay();
+    if (path) {
+      play = await api("POST", path, body);
+      drawPlay();
+    }
     await opponentsMove();
   } catch (error) {
     showError(error.message);
   } finally {
     busy = false;
-    setPlayState();
+    if (play) setPlayState();
+    if (play && keyboardPlay) {
+      const next = play.result ? document.getElementById("next-round") : document.querySelector("#play-hand svg.legal");
+      next?.focus();
+    }
   }
 }
 
@@ -289,6 +371,29 @@ async function opponentsMove() {
   }
 }
 
+// After a reload: the game in progress, if any, with the settings it was started with.
+async function resumePlay() {
+  let view;
+  try {
+    view = await api("GET", "/api/play");
+  } catch (error) {
+    if (document.body.dataset.play === "ended") showError(error.message);
+    return;
+  }
+  const settings = view.settings;
+  document.getElementById("preset").value = settings.preset;
+  fillPlayers();
+  document.getElementById("players").value = String(settings.players);
+  fillSeats();
+  document.getElementById("seat").value = String(settings.seat);
+  fillOpponents();
+  document.querySelectorAll("select.opponent").forEach((select, i) => { select.value = settings.opponents[i] ?? "random"; });
+  document.getElementById("seed").value = settings.seed ?? "";
+  play = view;
+  drawPlay();
+  await playRequest(null);
+}
+
 function nextRound() {
   return playRequest("/api/play/next");
 }
@@ -296,11 +401,13 @@ function nextRound() {
 // -- watch ----------------------------------------------------------------------------------------
 async function loaded(info) {
   const viewer = document.getElementById("viewer");
-  viewer.replaceChildren(el("option", { value: -1 }, "every hand (spectator)"),
-    ...info.seats.map((name, s) => el("option", { value: s }, `seat ${s} (${name})`)));
+  const seats = info.seats.map((name, s) => el("option", { value: s }, `seat ${s} (${name})`));
+  if (info.seat === null) viewer.replaceChildren(el("option", { value: -1 }, "every hand (spectator)"), ...seats);
+  else viewer.replaceChildren(seats[info.seat]);  // a round you played: your own view only
   const analyst = document.getElementById("analyst");
   analyst.replaceChildren(el("option", { value: "auto" }, "trained seats"), el("option", { value: "none" }, "nobody"),
     ...options.checkpoints.map((name) => el("option", { value: name }, name)));
+  watchTarget = 0;
   await showStep(0);
 }
 
@@ -336,6 +443,7 @@ async function showStep(step) {
     showError(null);
   } catch (error) {
     showError(error.message);
+    if (watch) watchTarget = watch.step;
     return;
   }
   document.getElementById("watch-board").hidden = false;
@@ -365,13 +473,24 @@ async function showStep(step) {
   result.hidden = !watch.result;
   if (watch.result) document.getElementById("watch-result-text").textContent = watch.result.text;
   const log = watch.log.slice();
-  if (watch.next_move) log.push(`next: ${watch.next_move}`);
+  if (watch.next_move) log.push({ move: null, text: `next: ${watch.next_move}` });
   drawLog("watch-log", log);
 }
 
-function stepBy(delta) {
+// Steps are counted from the last one asked for, not the last one shown, so rapid clicks add up;
+// one request at a time, always for the latest step asked.
+let watchTarget = 0;
+let stepping = false;
+async function stepBy(delta) {
   if (!watch) return;
-  showStep(Math.min(Math.max(watch.step + delta, 0), watch.steps));
+  watchTarget = Math.min(Math.max(watchTarget + delta, 0), watch.steps);
+  if (stepping) return;
+  stepping = true;
+  try {
+    while (watch && watch.step !== watchTarget) await showStep(watchTarget);
+  } finally {
+    stepping = false;
+  }
 }
 
 // -- start ------------------------------------------------------------------------------------------
@@ -383,6 +502,14 @@ async function start() {
   }));
   document.getElementById("new-game").addEventListener("submit", newGame);
   document.getElementById("next-round").addEventListener("click", nextRound);
+  document.getElementById("save-game").addEventListener("click", saveGame);
+  const hintOn = document.getElementById("hint-on");
+  hintOn.checked = localStorage.getItem("domino-hint") === "on";
+  hintOn.addEventListener("change", () => {
+    localStorage.setItem("domino-hint", hintOn.checked ? "on" : "off");
+    document.getElementById("hint").textContent = "";
+    if (hintOn.checked && play && play.legal.length) showHint();
+  });
   document.getElementById("record-file").addEventListener("change", uploadRecord);
   document.getElementById("load-saved").addEventListener("click", loadSaved);
   document.getElementById("step-first").addEventListener("click", () => stepBy(-Infinity));
@@ -403,6 +530,7 @@ async function start() {
     return;
   }
   fillPlayForm();
+  await resumePlay();
   const saved = document.getElementById("saved-games");
   saved.replaceChildren(...options.games.map((name) => el("option", { value: name }, name)));
   saved.disabled = !options.games.length;
