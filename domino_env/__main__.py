@@ -1,7 +1,8 @@
 """Command line: ``python -m domino_env replay FILE.json``, ``demo`` and ``serve`` (the web table).
 
 Installed as ``domino-replay``; ``domino-replay FILE.json`` (a file first: a ``.json`` name or
-an existing file) is short for ``domino-replay replay FILE.json``.
+an existing file) is short for ``domino-replay replay FILE.json``. The help names the command
+as it was started and, as ``domino-replay``, leads with replaying.
 
 Each subcommand is a function taking the parsed arguments and returning the exit
 status; add one by registering it in ``build_parser``. Errors a user can cause
@@ -55,9 +56,28 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m domino_env", description="Double-six dominoes tools.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+MODULE = "python -m domino_env"
+REPLAY = "domino-replay"
+"""The console script (pyproject.toml) that runs ``main``: its help is about replaying records."""
+DESCRIPTIONS = {
+    MODULE: "Double-six dominoes tools: replay a game record, play a demo round, serve the web table.",
+    REPLAY: f"Replay a game record: `{REPLAY} FILE.json` checks every move and prints the position "
+    f"it reaches as JSON (short for `{REPLAY} replay FILE.json`). The demo and the web table "
+    "are here too.",
+}
+
+
+def program_name() -> str:
+    """How this process was started: ``domino-replay`` (the console script) or ``python -m domino_env``."""
+    started = Path(sys.argv[0])
+    return REPLAY if started.stem == REPLAY else MODULE
+
+
+def build_parser(prog: str = MODULE) -> argparse.ArgumentParser:
+    """The command line as ``prog`` (``MODULE`` or ``REPLAY``) presents it."""
+    usage = f"{REPLAY} FILE.json\n       {REPLAY} COMMAND ..." if prog == REPLAY else None
+    parser = argparse.ArgumentParser(prog=prog, usage=usage, description=DESCRIPTIONS[prog])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog=prog)
     replay_cmd = commands.add_parser("replay", help="replay a game record (JSON) and print the result")
     replay_cmd.add_argument("file", metavar="FILE.json", help="the game record")
     replay_cmd.set_defaults(run=run_replay)
@@ -74,11 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command line (``prog`` None: named after how the process was started)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and (argv[0].lower().endswith(".json") or Path(argv[0]).is_file()):
         argv = ["replay", *argv]  # ``domino-replay FILE``: a record file first means the replay subcommand
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog or program_name()).parse_args(argv)
     try:
         return args.run(args)
     except (ValueError, OSError) as exc:  # json.JSONDecodeError is a ValueError

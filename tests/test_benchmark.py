@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from domino_env.engine.rules import Rules
-from domino_env.tools.benchmark import ENGINES, Measurement, format_table, main, measure
+from domino_env.tools.benchmark import (
+    ENGINES,
+    OPENSPIEL_ENGINE,
+    OPENSPIEL_MISSING,
+    Measurement,
+    block_ratios,
+    format_table,
+    main,
+    measure,
+)
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_env.py"
 
@@ -67,3 +77,49 @@ def test_repeated_turns_add_up_and_print_the_ratios(capsys: pytest.CaptureFixtur
     assert "pettingzoo env() / raw_env (2p block):" in captured.out
     with pytest.raises(SystemExit):
         main(["--repeat", "0"])
+
+
+def test_without_openspiel_the_command_says_so_and_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # ``import pyspiel`` now fails, as when missing
+    assert main(["--engines", "openspiel", "aec-raw", "--seconds", "0.05"]) == 0
+    captured = capsys.readouterr()
+    assert "measured openspiel" not in captured.err and "measured aec-raw block 2p" in captured.err
+    assert OPENSPIEL_MISSING in captured.err and "pip install open_spiel" in OPENSPIEL_MISSING
+    assert "open_spiel" not in captured.out and "OpenSpiel" not in captured.out
+    assert main(["--engines", "openspiel", "--preset", "draw", "--seconds", "0.05"]) == 0
+    assert "openspiel: no row for draw 2p" in capsys.readouterr().err
+
+
+def test_seeded_and_unseeded_pettingzoo_loops_are_put_against_openspiel() -> None:
+    def row(engine: str, rate: float) -> Measurement:
+        return Measurement(engine, "block", 2, 1, int(rate), 1.0, rate)
+
+    rows = [
+        row("pettingzoo raw_env", 40_000),
+        row("pettingzoo raw_env reset(seed=i)", 30_000),
+        row("pettingzoo env()", 32_000),
+        row("pettingzoo env() reset(seed=i)", 25_000),
+        row(OPENSPIEL_ENGINE, 8_000),
+    ]
+    assert block_ratios(rows) == [
+        "pettingzoo raw_env / OpenSpiel (2p block): 5.0x",
+        "pettingzoo raw_env reset(seed=i) / OpenSpiel (2p block): 3.8x",
+        "pettingzoo env() / OpenSpiel (2p block): 4.0x",
+        "pettingzoo env() reset(seed=i) / OpenSpiel (2p block): 3.1x",
+        "pettingzoo raw_env: reset(seed=i) / reset() (2p block): 0.75x",
+        "pettingzoo env(): reset(seed=i) / reset() (2p block): 0.78x",
+        "pettingzoo env() / raw_env (2p block): 0.80x",
+    ]
+    assert block_ratios(rows[:2]) == ["pettingzoo raw_env: reset(seed=i) / reset() (2p block): 0.75x"]
+
+
+def test_one_run_reports_the_seeded_loops_against_openspiel(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pyspiel")
+    engines = ["aec-raw", "aec-raw-seeded", "aec", "aec-seeded", "openspiel"]
+    assert main(["--engines", *engines, "--seconds", "0.2"]) == 0
+    out = capsys.readouterr().out
+    for name in ("raw_env", "env()"):
+        assert f"pettingzoo {name} reset(seed=i) / OpenSpiel (2p block):" in out
+        assert f"pettingzoo {name}: reset(seed=i) / reset() (2p block):" in out

@@ -259,3 +259,44 @@ def test_cli_missing_file_exits_2(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and "nope.json" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_domino_replay_help_describes_domino_replay(capsys, monkeypatch):
+    from domino_env.__main__ import main
+
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/domino-replay", "--help"])  # as the console script starts
+    with pytest.raises(SystemExit):
+        main()
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: domino-replay FILE.json")
+    assert "Replay a game record" in shown and "python -m domino_env" not in shown
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"], prog="domino-replay")
+    assert capsys.readouterr().out.startswith("usage: domino-replay replay [-h] FILE.json")
+    monkeypatch.setattr(sys, "argv", [str(ROOT / "domino_env" / "__main__.py"), "--help"])  # python -m
+    with pytest.raises(SystemExit):
+        main()
+    assert capsys.readouterr().out.startswith("usage: python -m domino_env")
+
+
+def test_the_docs_say_which_record_keys_are_required_as_the_code_does():
+    from domino_env.tools.records import RECORD_KEYS, REQUIRED_KEYS
+
+    table = [
+        line.split("|")[1:4]
+        for line in (ROOT / "docs" / "records.md").read_text().splitlines()
+        if line.startswith("| `")
+    ]
+    required = {}
+    for keys, needed, meaning in table:
+        for key in keys.replace("`", "").replace(",", " ").split():
+            if key in RECORD_KEYS:
+                required[key] = needed.strip() == "yes"
+                if key in REQUIRED_KEYS:  # a required key has no default to describe
+                    assert "default" not in meaning, f"{key} is required, yet: {meaning.strip()}"
+    assert sorted(required) == sorted(RECORD_KEYS)
+    assert {key for key, yes in required.items() if yes} == set(REQUIRED_KEYS)
+    for key in REQUIRED_KEYS:
+        with pytest.raises(ValueError, match=f"missing the required key '{key}'"):
+            replay({k: v for k, v in SEED001.items() if k != key})
+    assert replay({k: v for k, v in SEED001.items() if k != "moves"})["legal"] == ["6-6"]

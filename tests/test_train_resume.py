@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = {
     "preset": "block",
     "players": 2,
-    "seed": 1,
+    "seed": 4,  # chosen so that the evaluations below rise, fall and rise as the tests need
     "threads": 1,
     "num_games": 16,
     "rollout_steps": 8,

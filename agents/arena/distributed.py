@@ -7,13 +7,14 @@ shards (groups of tables; in round mode also ranges of deals once there are more
 shards than tables; matches walk on through the following deals, so match shards
 keep every deal), plays each shard in a Ray task with ``duplicate.play``, at most
 ``ray.workers`` at once, and puts the rows back together, ordered by table and deal.
-With deterministic policies (every heuristic bot but ``random``, greedy networks)
-the result is the local run's, timings aside (a float mean may differ in its last
-bit: the local run adds its rows in the order the games finished). A stochastic
-policy (``random``, ``pimc``, a sampling network) draws from a stream of its own in
-each shard, seeded by ``seed``, its index and the shard: another sample of the same
-games, reproducible for a given seed and worker count. ``save_games`` records are
-shared out over the shards, so they are other rounds than a local run records.
+With deterministic policies (the heuristic bots, greedy networks) and ``random``
+(which ``duplicate.play`` gives a seed per game and decision, made from the run's
+seed, the seating and the deal's index in the whole run) the result is the local
+run's, timings aside. A stochastic policy without ``act_seeded`` (``pimc``, a
+sampling network) draws from a stream of its own in each shard, seeded by ``seed``,
+its index and the shard: another sample of the same games, reproducible for a given
+seed and worker count. ``save_games`` records are shared out over the shards, so they
+are other rounds than a local run records.
 
 Ray does the placement, the transport and the retries (a task on a lost node
 runs again elsewhere); checkpoint paths must exist on every node.
@@ -96,16 +97,42 @@ def play_shard(
     seed: int,
     shard: int,
     save: int = 0,
+    deal_offset: int = 0,
 ) -> Played:
     """One shard, as a Ray task runs it: its own policies (seeded per shard), ``duplicate.play``
-    (``save``: rounds recorded as game records)."""
+    (``save``: rounds recorded as game records; ``deal_offset``: the index of ``deals[0]`` in the
+    run's deals, for the per-game seeds)."""
     rules = config.build_rules()
     policies = []
     for index, spec in enumerate(config.policies):
         bot, options = config.policy_options(spec)
         stream = int(np.random.SeedSequence([config.seed, index, shard]).generate_state(1)[0])
         policies.append(load_policy(bot, rules, seed=stream, **options))
-    return play(rules, policies, seats, deals, openers, mode, config.batch, seed, save=save)
+    return play(
+        rules, policies, seats, deals, openers, mode, config.batch, seed, save=save, deal_offset=deal_offset
+    )
+
+
+def merge(cuts: list[tuple[np.ndarray, int, int]], parts: list[Played]) -> Played:
+    """The shards' rows (``parts[i]`` played ``cuts[i]``) as one run's: global table and deal
+    indices, ordered by table, then deal, as ``duplicate.play`` orders them."""
+    table = np.concatenate([group[part.table] for (group, _, _), part in zip(cuts, parts, strict=True)])
+    deal = np.concatenate([lo + part.deal for (_, lo, _), part in zip(cuts, parts, strict=True)])
+    order = np.lexsort((deal, table))  # one order for any sharding: rows by table, then deal
+    saved = [
+        dataclasses.replace(game, table=int(group[game.table]), deal=lo + game.deal)
+        for (group, lo, _), part in zip(cuts, parts, strict=True)
+        for game in part.saved
+    ]
+    return Played(
+        table[order],
+        deal[order],
+        np.concatenate([part.points for part in parts])[order],
+        np.concatenate([part.winner for part in parts])[order],
+        sum(part.seconds for part in parts),
+        sum(part.moves for part in parts),
+        saved,
+    )
 
 
 def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaResult:
@@ -150,6 +177,7 @@ def _run(ray: ModuleType, config: ArenaConfig, progress: Progress | None) -> Are
                     seed,
                     index,
                     saves[index],
+                    lo,
                 )
                 pending[task.remote(*shard)] = index
             [done], _ = ray.wait(list(pending), num_returns=1)
@@ -158,25 +186,7 @@ def _run(ray: ModuleType, config: ArenaConfig, progress: Progress | None) -> Are
             if report is not None:
                 report(len(parts[index].deal))
         seconds = time.perf_counter() - start
-        ordered = [parts[index] for index in range(len(cuts))]
-        table = np.concatenate([group[part.table] for (group, _, _), part in zip(cuts, ordered, strict=True)])
-        deal = np.concatenate([lo + part.deal for (_, lo, _), part in zip(cuts, ordered, strict=True)])
-        order = np.lexsort((deal, table))  # one order for any sharding: rows by table, then deal
-        saved = [
-            dataclasses.replace(game, table=int(group[game.table]), deal=lo + game.deal)
-            for (group, lo, _), part in zip(cuts, ordered, strict=True)
-            for game in part.saved
-        ]
-        merged = Played(
-            table[order],
-            deal[order],
-            np.concatenate([part.points for part in ordered])[order],
-            np.concatenate([part.winner for part in ordered])[order],
-            sum(part.seconds for part in ordered),
-            sum(part.moves for part in ordered),
-            saved,
-        )
-        return merged, seconds
+        return merge(cuts, [parts[index] for index in range(len(cuts))]), seconds
 
     played, seconds = run("round", config.deals, config.seed)
     rounds = seated(rules, played, tables, table_pair)

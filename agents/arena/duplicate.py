@@ -9,6 +9,13 @@ in a few ``DominoCore`` batches: game ``g`` walks a run of consecutive deals of
 the list, and at every step each policy is called once, on all the games where
 one of its seats is to move. ``play(..., save=N)`` also records N of the rounds move
 by move, returned as game records (``domino_env.tools.records``) that anyone can replay.
+
+A stochastic policy with an ``act_seeded(obs, mask, seeds)`` method (``random``) is called
+through it with one seed per row, made from the run's seed, the table's seating, the
+deal's index in the run, the round of the match, the tiles placed and the seat to move
+(``game_seeds``): its moves in a game then depend on that game alone, so batching the
+games otherwise, or sharding them over Ray tasks (``agents.arena.distributed``), never
+changes a result. Other policies are called with ``policy(obs, mask)``.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import OPENING, Round, deal_to_hands, move_name
 from domino_env.engine.rules import CHANCE_OPENERS, FIELD_NAMES, Rules
 from domino_env.engine.tiles import tile_name
-from domino_env.envs.policies import act_per_policy
+from domino_env.envs.policies import act_per_policy, mix64
 
 Mode = Literal["round", "match"]
 
@@ -35,6 +42,14 @@ def duplicate_deals(rules: Rules, count: int, seed: int) -> tuple[np.ndarray, np
     """``count`` seeded deals and the chance opener of each (used by lots/random presets)."""
     rng = np.random.default_rng(seed)
     return random_deals(rules, count, rng), rng.integers(rules.players, size=count)
+
+
+def game_seeds(seed: int, *identity: np.ndarray) -> np.ndarray:
+    """One uint64 seed per row from ``seed`` and the row's ``identity`` (columns of non-negative ints)."""
+    seeds = np.full(len(identity[0]), seed % 2**64, dtype=np.uint64)
+    for column in identity:
+        seeds = mix64(seeds ^ (column.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)))
+    return seeds
 
 
 def rotations(rules: Rules) -> np.ndarray:
@@ -124,6 +139,7 @@ def play(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
     save: int = 0,
+    deal_offset: int = 0,
 ) -> Played:
     """Play every deal at every table (``seatings[t, seat]`` = index into ``policies``).
 
@@ -131,6 +147,8 @@ def play(
     is one game to the target that starts on that deal and walks the next ones.
     ``progress`` is told how many rounds/matches each step completed. ``save``: record
     that many rounds (round mode), spread evenly over the tables and deals.
+    ``deal_offset``: the index of ``deals[0]`` in the whole run's deals (a shard's first
+    deal), which goes into the games' seeds so that a shard plays what the whole run does.
     """
     seatings = np.asarray(seatings)
     tables, count = len(seatings), len(deals)
@@ -152,7 +170,7 @@ def play(
         parts.append(
             _play_batch(
                 rules, policies, seatings[game_table[chunk]], game_table[chunk], game_first[chunk],
-                game_quota[chunk], deals, openers, mode, seed + start, progress, watch,
+                game_quota[chunk], deals, openers, mode, seed, start, progress, watch, deal_offset,
             )
         )  # fmt: skip
     table, deal, points, winner = (
@@ -177,13 +195,16 @@ def _play_batch(
     openers: np.ndarray,
     mode: Mode,
     seed: int,
+    start: int,
     progress: Callable[[int], None] | None,
     watch: np.ndarray,
+    deal_offset: int,
 ) -> Played:
-    """``watch``: games whose first round is recorded move by move (``Played.saved``)."""
+    """``watch``: games whose first round is recorded move by move (``Played.saved``); ``start``:
+    the batch's first game in the run (seeds its core)."""
     n = len(table)
     core = DominoCore(
-        rules, len(first), seed=seed, episode=mode, deals=deals, openers=openers, first_deal=first
+        rules, len(first), seed=seed + start, episode=mode, deals=deals, openers=openers, first_deal=first
     )
     games = np.arange(n)
     done = np.zeros(n, dtype=np.int64)
@@ -192,12 +213,20 @@ def _play_batch(
     recorded: dict[int, list[int]] = {int(g): [] for g in watch}
 
     def timed(index: int, chosen: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """One policy's batched call: timed, counted, checked; a cheating one sees the core first."""
+        """One policy's batched call: timed, counted, checked; a cheating one sees the core first,
+        a seeded one gets a seed per game (see the module docstring)."""
         policy = policies[index]
         reveal_to_cheater(policy, core, chosen)
-        start = time.perf_counter()
-        picked = np.asarray(policy(obs, mask))
-        seconds[index] += time.perf_counter() - start
+        act_seeded = getattr(policy, "act_seeded", None)
+        row_seeds = None
+        if act_seeded is not None:  # the game's identity: seating, deal, round of the match, decision
+            row_seeds = game_seeds(
+                seed, *seats[chosen].T, deal_offset + first[chosen] + done[chosen],
+                core.rounds_played[chosen], core.num_placed[chosen], core.to_play[chosen],
+            )  # fmt: skip
+        began = time.perf_counter()
+        picked = np.asarray(policy(obs, mask) if act_seeded is None else act_seeded(obs, mask, row_seeds))
+        seconds[index] += time.perf_counter() - began
         moves[index] += len(chosen)
         if picked.shape != (len(chosen),) or not mask[np.arange(len(chosen)), picked].all():
             raise ValueError(f"policy {policy.name!r} returned an illegal action")

@@ -3,6 +3,8 @@
 All of them are vectorised over the batch (``features.Moves`` holds one entry
 per legal action of every row) and deterministic: ties go to the lowest action
 index, so a duplicate run of two heuristic bots is a pure function of the deals.
+In the arena ``random`` is one too, of the deals and the arena's seed: it draws each move
+from a seed of that game and decision (``RandomBot.act_seeded``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 
 from agents.bots.features import Board, Moves
 from domino_env.engine.rules import Rules
-from domino_env.envs.policies import sample_legal
+from domino_env.envs.policies import sample_legal, sample_legal_seeded
 
 FEATURES = (
     "pips",
@@ -34,7 +36,12 @@ FEATURES = (
 
 
 class RandomBot:
-    """Plays a uniformly random legal move: the floor every other bot must clear."""
+    """Plays a uniformly random legal move: the floor every other bot must clear.
+
+    Called plainly it draws from its own generator; the arena calls ``act_seeded`` with a
+    seed per game and decision instead, so that a game's moves do not depend on which
+    other games share the call (batching, Ray shards).
+    """
 
     name = "random"
 
@@ -44,6 +51,10 @@ class RandomBot:
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return sample_legal(mask, self.rng)
+
+    def act_seeded(self, obs: np.ndarray, mask: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+        """Row i's move drawn from ``seeds[i]`` (uint64) alone."""
+        return sample_legal_seeded(mask, seeds)
 
 
 class ScoringBot(ABC):

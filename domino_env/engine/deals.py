@@ -7,6 +7,7 @@ A deal is a permutation of the 28 tile indices: seat ``s`` holds
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -30,6 +31,14 @@ def redeal_needed(rules: Rules, deals: np.ndarray) -> np.ndarray:
     return (doubles_per_seat(rules, deals) > rules.redeal_doubles).any(axis=1)
 
 
+MIN_ROWS = 64
+"""``random_deals`` draws at least this many rows of keys at a time."""
+
+KEY_BITS = ~np.uint32(31)
+"""A shuffle key's random bits; its low 5 bits hold the tile's index (``TILE_BITS``)."""
+TILE_BITS = np.arange(NUM_TILES, dtype=np.uint32)
+
+
 def random_deals(rules: Rules, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` uniformly random deals (int8, shape (count, 28)) that the rules accept.
 
@@ -37,19 +46,42 @@ def random_deals(rules: Rules, count: int, rng: np.random.Generator) -> np.ndarr
     sorting the keys shuffles the tiles (about 4x faster than argsort of random
     floats). The rare rows where two keys tie (probability ~3e-6) are drawn again,
     so no order is favoured; rows the rules would redeal are drawn again too.
+    The deals are the first ``count`` accepted rows of the generator's stream, at least
+    ``MIN_ROWS`` rows drawn at a time.
     """
+    if count == 1:
+        return first_accepted(rules, rng)[None]
     out = np.empty((count, NUM_TILES), dtype=np.int8)
     filled = 0
     while filled < count:
-        batch = max(count - filled, 64)
-        keys = rng.bit_generator.random_raw((batch, NUM_TILES // 2)).view(np.uint32) & ~np.uint32(31)
-        keys = np.sort(keys | np.arange(NUM_TILES, dtype=np.uint32), axis=1)
+        batch = max(count - filled, MIN_ROWS)
+        keys = rng.bit_generator.random_raw((batch, NUM_TILES // 2)).view(np.uint32) & KEY_BITS
+        keys = np.sort(keys | TILE_BITS, axis=1)
         tie = ((keys[:, 1:] ^ keys[:, :-1]) < 32).any(axis=1)
         deals = (keys & np.uint32(31)).astype(np.int8)
         deals = deals[~tie & ~redeal_needed(rules, deals)][: count - filled]
         out[filled : filled + len(deals)] = deals
         filled += len(deals)
     return out
+
+
+def first_accepted(rules: Rules, rng: np.random.Generator) -> np.ndarray:
+    """``random_deals(rules, 1, rng)[0]``, drawing the same rows, checked one by one in plain Python.
+
+    One deal is what a seeded reset of one game needs, and the batched path's NumPy calls
+    over ``MIN_ROWS`` rows cost about 3x this loop over the first row (nearly always
+    accepted). The stream is consumed exactly as the batched path consumes it.
+    """
+    while True:
+        for row in rng.bit_generator.random_raw((MIN_ROWS, NUM_TILES // 2)).view(np.uint32):
+            keys = ((row & KEY_BITS) | TILE_BITS).tolist()
+            keys.sort()
+            if any((b ^ a) < 32 for a, b in pairwise(keys)):
+                continue  # two keys tie: drawn again
+            deal = np.array([key & 31 for key in keys], dtype=np.int8)
+            if rules.redeal_doubles is not None and redeal_needed(rules, deal[None])[0]:
+                continue  # the rules would redeal it
+            return deal
 
 
 def check_deals(rules: Rules, deals: np.ndarray) -> np.ndarray:
@@ -129,6 +161,12 @@ def check_first_deals(first: np.ndarray, num_games: int, num_deals: int) -> np.n
 class DealSource:
     """Supplies each game's next deal: random (prepared in bulk) or from a fixed list.
 
+    Random deals are prepared a batch at a time (4 rounds of every game, at least 4096
+    deals), which amortises NumPy's per-call cost. ``restart(rng, batch=1)`` makes the
+    next refill small and the ones after it double back to the full batch, so that a
+    one-game reseed (``Game.reset(seed=...)``, every episode in the usual loop) prepares
+    the deal it needs, not 4096 deals it throws away.
+
     With a fixed list every game walks the list (deal ``k`` of game ``g`` is
     ``deals[(first[g] + k) % len(deals)]``, ``first`` 0 by default), which is what
     duplicate evaluation needs: each game on its own run of the same deals.
@@ -168,14 +206,18 @@ class DealSource:
             raise ValueError("openers and first_deal need an explicit deal list")
         self.cursor = self.first.copy()
         self._batch = max(4 * num_games, 4096)
+        self._refill = self._batch
+        """How many random deals the next refill prepares (at least the games asking)."""
         self._buffer: PreparedDeals | None = None
         self._used = 0
 
-    def restart(self, rng: np.random.Generator) -> None:
-        """Start the fixed list over; random deals continue from ``rng``."""
+    def restart(self, rng: np.random.Generator, batch: int | None = None) -> None:
+        """Start the fixed list over; random deals continue from ``rng``. The next refill prepares
+        ``batch`` deals (None: a full batch), each one after it twice as many, up to a full batch."""
         self.rng = rng
         self.cursor[:] = self.first
         self._buffer = None
+        self._refill = self._batch if batch is None else min(batch, self._batch)
 
     def select(self, games: np.ndarray) -> tuple[PreparedDeals, np.ndarray, np.ndarray]:
         """Where the next deal of each game in ``games`` lies: prepared deals, a row in them, its opener."""
@@ -188,7 +230,8 @@ class DealSource:
                 opener = self.rng.integers(self.rules.players, size=n)
             return self.fixed, rows, opener
         if self._buffer is None or self._used + n > len(self._buffer.deals):
-            size = max(n, self._batch)
+            size = max(n, self._refill)
+            self._refill = min(2 * size, self._batch)
             deals = random_deals(self.rules, size, self.rng)
             self._buffer = prepare_deals(self.rules, deals, self.rng.integers(self.rules.players, size=size))
             self._used = 0

@@ -64,11 +64,37 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     Row i takes its legal action of rank ``floor(u_i * count_i)``, ``u = rng.random(rows)``.
     """
+    return _pick_legal(mask, rng.random(len(mask)))
+
+
+def sample_legal_seeded(mask: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """``sample_legal`` with row i's uniform drawn from ``seeds[i]`` (uint64) alone.
+
+    A row's action then depends on its own seed, never on the other rows of the call: what
+    the arena needs for a result that does not depend on how its games are batched or sharded.
+    """
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    if seeds.shape != (len(mask),):
+        raise ValueError(f"seeds must be one per row of the mask ({len(mask)}), got shape {seeds.shape}")
+    return _pick_legal(mask, (mix64(seeds) >> np.uint64(11)) * 2.0**-53)
+
+
+def mix64(values: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser of uint64 ``values``: close values come out unrelated (a new array)."""
+    z = values ^ (values >> np.uint64(30))
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _pick_legal(mask: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+    """Row i's legal action of rank ``floor(uniform[i] * count_i)``."""
     mask = np.ascontiguousarray(mask, dtype=bool)
     if mask.ndim != 2:
         raise ValueError(f"mask must be 2-D (rows, num_actions), got shape {mask.shape}")
     actions = np.empty(len(mask), dtype=np.int64)
-    empty = kernels.pick_from_mask(mask, rng.random(len(mask)), actions)
+    empty = kernels.pick_from_mask(mask, uniform, actions)
     if empty >= 0:
         raise ValueError(f"row {empty} of the mask has no legal action")
     return actions

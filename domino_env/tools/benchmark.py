@@ -13,6 +13,8 @@ seconds, through one timing loop (``_timed``), and gives a ``Measurement``:
 * ``aec`` / ``aec-raw``: the PettingZoo env through ``env()`` or ``raw_env``, observation
   fetched by ``last()`` before every step; agent steps (``step`` calls with an action; the
   ``step(None)`` calls of terminated agents are played but not counted) per second.
+  ``aec-seeded`` / ``aec-raw-seeded``: the same with ``reset(seed=...)`` every episode (a
+  new seed each time), the loop the PettingZoo and Gymnasium docs teach.
 * ``vector``: ``DominoVectorEnv`` with random opponents and a random legal learner (drawn
   from ``infos["action_mask"]``); learner steps (``num_envs`` per ``step``) per second.
 
@@ -43,7 +45,24 @@ from domino_env.envs.policies import sample_legal
 from domino_env.envs.vector_env import DominoVectorEnv
 from domino_env.tools.records import rule_overrides
 
-ENGINES = ("core", "reference", "openspiel", "game", "aec", "aec-raw", "vector")
+ENGINES = (
+    "core",
+    "reference",
+    "openspiel",
+    "game",
+    "aec",
+    "aec-raw",
+    "aec-seeded",
+    "aec-raw-seeded",
+    "vector",
+)
+OPENSPIEL_MISSING = (
+    "openspiel: not installed, so no OpenSpiel row and no ratios to it; "
+    "install it with `pip install open_spiel` (or `pip install -e '.[bench]'`; `make bench` does)"
+)
+"""What the command line says when the ``openspiel`` engine is asked for but OpenSpiel is missing."""
+OPENSPIEL_ELSEWHERE = "openspiel: no row for {} {}p (OpenSpiel's python_block_dominoes is 2p block only)"
+OPENSPIEL_ENGINE = "open_spiel python_block_dominoes"
 VECTOR_WARM_UP_STEPS = 3
 
 
@@ -136,7 +155,7 @@ def bench_openspiel(seconds: float, seed: int) -> Measurement | None:
             moves += 1
         return moves
 
-    return _timed("open_spiel python_block_dominoes", Rules.preset("block", 2), 1, play, seconds)
+    return _timed(OPENSPIEL_ENGINE, Rules.preset("block", 2), 1, play, seconds)
 
 
 def bench_game(rules: Rules, seconds: float, seed: int) -> Measurement:
@@ -155,28 +174,38 @@ def bench_game(rules: Rules, seconds: float, seed: int) -> Measurement:
     return _timed("game (one-game engine)", rules, 1, play, seconds)
 
 
-def bench_aec(rules: Rules, seconds: float, seed: int, checked: bool = True) -> Measurement:
-    """Agent steps/s of the PettingZoo AEC env: ``env()`` (``checked``) or ``raw_env``."""
+def bench_aec(
+    rules: Rules, seconds: float, seed: int, checked: bool = True, seeded: bool = False
+) -> Measurement:
+    """Agent steps/s of the PettingZoo AEC env: ``env()`` (``checked``) or ``raw_env``; ``seeded``:
+    ``reset(seed=...)`` with the next seed every episode, else ``reset()``."""
     make = env if checked else raw_env
     aec = make(preset=rules.name, players=rules.players, **rule_overrides(rules))
     aec.reset(seed=seed)
     pick = random.Random(seed).randrange
+    episodes = 0
 
     def play() -> int:
+        nonlocal episodes
         steps = 0
         for _ in range(1000):
             observation, _, terminated, truncated, _ = aec.last()
             if terminated or truncated:
                 aec.step(None)
                 if not aec.agents:
-                    aec.reset()
+                    episodes += 1
+                    if seeded:
+                        aec.reset(seed=seed + episodes)
+                    else:
+                        aec.reset()
                 continue
             legal = observation["action_mask"].nonzero()[0]
             aec.step(legal[pick(len(legal))])
             steps += 1
         return steps
 
-    return _timed("pettingzoo env()" if checked else "pettingzoo raw_env", rules, 1, play, seconds)
+    name = "pettingzoo env()" if checked else "pettingzoo raw_env"
+    return _timed(f"{name} reset(seed=i)" if seeded else name, rules, 1, play, seconds)
 
 
 def bench_vector(rules: Rules, num_envs: int, seconds: float, seed: int) -> Measurement:
@@ -214,8 +243,8 @@ def measure(
         return [bench_reference(rules, seconds, seed)]
     if engine == "game":
         return [bench_game(rules, seconds, seed)]
-    if engine in ("aec", "aec-raw"):
-        return [bench_aec(rules, seconds, seed, checked=engine == "aec")]
+    if engine in ("aec", "aec-raw", "aec-seeded", "aec-raw-seeded"):
+        return [bench_aec(rules, seconds, seed, checked="raw" not in engine, seeded="seeded" in engine)]
     if engine == "openspiel":
         spiel = bench_openspiel(seconds, seed) if (rules.name, rules.players) == ("block", 2) else None
         return [spiel] if spiel else []
@@ -290,10 +319,14 @@ def main(argv: list[str] | None = None) -> int:
         seconds = args.seconds / args.repeat
         for turn in range(args.repeat):
             for engine in args.engines:
-                turns[engine].append(
-                    measure(engine, rules, seconds, args.seed + turn, args.num_envs, args.vector_envs)
-                )
-                print(f"measured {engine} {name} {players}p", file=sys.stderr)
+                measured = measure(engine, rules, seconds, args.seed + turn, args.num_envs, args.vector_envs)
+                turns[engine].append(measured)
+                if measured:
+                    print(f"measured {engine} {name} {players}p", file=sys.stderr)
+                elif turn == 0:  # only openspiel gives no row: off its one rule set, or not installed
+                    on_block = (name, players) == ("block", 2)
+                    why = OPENSPIEL_MISSING if on_block else OPENSPIEL_ELSEWHERE.format(name, players)
+                    print(why, file=sys.stderr)
         for measured in turns.values():
             rows += [added(list(same)) for same in zip(*measured, strict=True)]
     if args.json:
@@ -301,14 +334,31 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2))
     else:
         print(format_table(rows))
-        spiel = next((r for r in rows if r.engine.startswith("open_spiel")), None)
-        core = next((r for r in rows if r.engine == "core" and (r.preset, r.players) == ("block", 2)), None)
-        if spiel and core:
-            print(f"\ncore / OpenSpiel (2p block): {core.moves_per_sec / spiel.moves_per_sec:,.0f}x")
-        block = {r.engine: r.moves_per_sec for r in rows if (r.preset, r.players) == ("block", 2)}
-        raw, checked = block.get("pettingzoo raw_env"), block.get("pettingzoo env()")
-        if spiel and raw:
-            print(f"pettingzoo raw_env / OpenSpiel (2p block): {raw / spiel.moves_per_sec:.1f}x")
-        if raw and checked:
-            print(f"pettingzoo env() / raw_env (2p block): {checked / raw:.2f}x")
+        ratios = block_ratios(rows)
+        if ratios:
+            print("\n" + "\n".join(ratios))
     return 0
+
+
+def block_ratios(rows: list[Measurement]) -> list[str]:
+    """The 2p block ratios that the rows allow: the core and each PettingZoo loop against OpenSpiel,
+    ``env()`` against ``raw_env``, and a seed per episode against none."""
+    block = {r.engine: r.moves_per_sec for r in rows if (r.preset, r.players) == ("block", 2)}
+    core = next(
+        (r.moves_per_sec for r in rows if (r.engine, r.preset, r.players) == ("core", "block", 2)), None
+    )
+    spiel = block.get(OPENSPIEL_ENGINE)
+    lines = []
+    if spiel and core:
+        lines.append(f"core / OpenSpiel (2p block): {core / spiel:,.0f}x")
+    loops = [e for e in block if e.startswith("pettingzoo")]
+    if spiel:
+        lines += [f"{e} / OpenSpiel (2p block): {block[e] / spiel:.1f}x" for e in loops]
+    for name in ("raw_env", "env()"):
+        plain, seeded = block.get(f"pettingzoo {name}"), block.get(f"pettingzoo {name} reset(seed=i)")
+        if plain and seeded:
+            lines.append(f"pettingzoo {name}: reset(seed=i) / reset() (2p block): {seeded / plain:.2f}x")
+    raw, checked = block.get("pettingzoo raw_env"), block.get("pettingzoo env()")
+    if raw and checked:
+        lines.append(f"pettingzoo env() / raw_env (2p block): {checked / raw:.2f}x")
+    return lines

@@ -8,7 +8,9 @@ A record is a dict (JSON object)::
      "opener": 0,                       # optional: that seat opens with any tile
      "scores": [0, 0],                  # optional: game scores before the round (|score| <= 30000)
      "rules": {"target": 50},           # optional: Rules field overrides
-     "moves": ["6-6", "6-3:right", "3-3", "3-1"]}
+     "moves": ["6-6", "6-3:right", "3-3", "3-1"]}   # optional: none is the opening position
+
+``preset``, ``players`` and ``hands`` are required (``REQUIRED_KEYS``).
 
 Draws and passes are never listed: the engine does them. ``replay`` returns the
 state after the last move and every automatic draw and pass that follows it.
