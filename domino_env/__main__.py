@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         message = " ".join(str(exc).splitlines())
         print(f"error: {message}", file=sys.stderr)
         return 2
+    except RecursionError:  # JSON nested thousands deep: no record is
+        print("error: the file nests lists or objects too deeply to be a game record", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from agents.training.checkpoint import (
 from agents.training.config import load_train_config, parse_train_config
 from agents.training.run_lock import RunFolderLocked, RunLock
 from agents.training.tune import split_overrides
+from domino_env import env, parallel_env, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = SHIPPED_DIR / "block-2p-ppo.pt"
@@ -312,3 +313,54 @@ def test_one_deal_writes_strict_json_with_null_and_its_reason(tmp_path: Path) ->
 
     result = json.loads(text, parse_constant=no_constants)
     assert result["pairs"][0]["ci"] is None and "two deals" in result["note"]
+
+
+# 8. Records nested too deeply; replay's rules with non-string keys.
+
+
+def test_a_deeply_nested_record_is_an_error_line_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"preset": "block", "players": 2, "hands": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    done = subprocess.run(
+        [sys.executable, "-m", "domino_env", "replay", str(path)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: the file nests lists or objects too deeply")
+
+
+def test_replay_refuses_rules_with_non_string_keys() -> None:
+    record = {"preset": "block", "players": 2, "hands": [["6-6"], ["5-5"]], "rules": {1: 2}}
+    with pytest.raises(ValueError, match=r"'rules' must be an object of Rules field overrides"):
+        replay(record)
+
+
+# 9. Ctrl-C in the arena.
+
+
+def test_ctrl_c_in_the_arena_is_one_line_and_exit_130(tmp_path: Path, monkeypatch, capsys) -> None:
+    args = ["arena", "deals=2", "matches=0", "progress=false", f"output.dir={tmp_path}"]
+    assert evaluate.main(args) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def interrupted(*a: Any, **k: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "run_arena", interrupted)
+    capsys.readouterr()
+    assert evaluate.main(args) == 130
+    out = capsys.readouterr().out
+    assert out.startswith("interrupted:") and "Traceback" not in out and len(out.splitlines()) <= 2
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# 11. PettingZoo env misuse.
+
+
+def test_pettingzoo_reset_refuses_unknown_options_and_parallel_step_names_the_mover() -> None:
+    game = env(preset="block", players=2)
+    with pytest.raises(ValueError, match=r"unknown reset options \['deals'\]; the only option is 'deal'"):
+        game.reset(options={"deals": {}})
+    table = parallel_env(preset="block", players=2)
+    table.reset(seed=0)
+    with pytest.raises(ValueError, match=r"no action for 'player_0', the agent to move"):
+        table.step({"player_1": 0})

@@ -16,6 +16,7 @@ terminal (rich tables) and to ``output.dir`` as JSON, CSV and PNG.
 from __future__ import annotations
 
 import argparse
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,6 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             soft_wrap=True,
         )
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the previous result files untouched
+        console.print(
+            "interrupted: the pairs play side by side, so none had finished; nothing was written "
+            "(earlier result files are as they were). Fewer deals finish sooner: deals=N",
+            soft_wrap=True,
+        )
+        return 128 + signal.SIGINT
     print_result(result, console)
     out = config.output
     stem = Path(out.dir) / (out.name or f"{result.preset}-{result.players}p")

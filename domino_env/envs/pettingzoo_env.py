@@ -118,7 +118,7 @@ number to follow one seat, or to `"all"` to show every hand.
 
 ### Parallel API
 
-`parallel_env(...)` is `turn_based_aec_to_parallel(env(...))`: each `step(actions)` uses
+`parallel_env(...)` is PettingZoo's turn-based wrapper of `env(...)` (`TurnBasedParallelEnv`): each `step(actions)` uses
 only the action of the agent to move (the one whose `action_mask` is not all zeros;
 `infos[agent]["active_agent"]` names the next one). PettingZoo's generic
 `aec_to_parallel` needs every agent to act once per cycle, which a game with passes
@@ -163,7 +163,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
@@ -185,9 +185,24 @@ def env(**kwargs: Any) -> checked_env:
     return checked_env(**kwargs)
 
 
+class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
+    """PettingZoo's turn-based parallel wrapper, saying which action a ``step`` lacks: the agent to
+    move is in ``infos[agent]["active_agent"]``, and a dict without its action was a bare KeyError."""
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        mover = self.aec_env.agent_selection
+        if self.agents and (not isinstance(actions, dict) or mover not in actions):
+            given = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
+            raise ValueError(
+                f"step(actions): no action for {mover!r}, the agent to move "
+                f"(infos[agent]['active_agent']); got {given}"
+            )
+        return super().step(actions)
+
+
 def parallel_env(**kwargs: Any) -> ParallelEnv:
     """The turn-based parallel form: each step takes the action of the agent to move only."""
-    return turn_based_aec_to_parallel(env(**kwargs))
+    return TurnBasedParallelEnv(env(**kwargs))
 
 
 class raw_env(AECEnv, EzPickle):
@@ -259,7 +274,10 @@ class raw_env(AECEnv, EzPickle):
     # -- the AEC loop ---------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """A new episode: a random deal, or ``options={"deal": record}`` (see the module docstring)."""
-        record = (options or {}).get("deal")
+        options = dict(options or {})
+        record = options.pop("deal", None)
+        if options:
+            raise ValueError(f"unknown reset options {sorted(options)}; the only option is 'deal'")
         if record is None:
             self.game.reset(seed)
         else:

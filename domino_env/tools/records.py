@@ -26,6 +26,7 @@ from typing import Any
 from domino_env.engine.reference import Round
 from domino_env.engine.rules import FIELD_NAMES, SCORE_LIMIT, Rules
 from domino_env.engine.tiles import NUM_TILES, parse_tile, tile_name
+from domino_env.text import brief
 
 RECORD_KEYS = ("preset", "players", "hands", "boneyard", "opener", "scores", "rules", "moves")
 REQUIRED_KEYS = ("preset", "players", "hands")
@@ -57,7 +58,7 @@ def round_from_record(record: dict) -> Round:
     hands_value = record["hands"]
     _expect(
         isinstance(hands_value, list) and all(isinstance(hand, list) for hand in hands_value),
-        f"'hands' must be a list of hands, each a list of tiles like '6-3', got {hands_value!r}",
+        f"'hands' must be a list of hands, each a list of tiles like '6-3', got {brief(hands_value)}",
     )
     hands = [_tiles(hand, f"hands[{seat}]") for seat, hand in enumerate(hands_value)]
     if "boneyard" in record:
@@ -66,7 +67,7 @@ def round_from_record(record: dict) -> Round:
         held = {t for hand in hands for t in hand}
         boneyard = [t for t in range(NUM_TILES) if t not in held]
     opener = record.get("opener")
-    _expect(opener is None or _is_int(opener), f"'opener' must be a seat number, got {opener!r}")
+    _expect(opener is None or _is_int(opener), f"'opener' must be a seat number, got {brief(opener)}")
     return Round(rules, hands, boneyard, opener, _scores(record.get("scores")))
 
 
@@ -74,7 +75,7 @@ def play_moves(rnd: Round, moves: list[str]) -> None:
     """Play moves in order; errors say which move (1-based) failed."""
     for number, move in enumerate(moves, start=1):
         if rnd.over:
-            raise ValueError(f"move {number} {move!r} comes after the round ended ({rnd.end})")
+            raise ValueError(f"move {number} {brief(move)} comes after the round ended ({rnd.end})")
         try:
             rnd.play_move(move)
         except ValueError as exc:
@@ -111,11 +112,12 @@ def _check_keys(record: Any) -> None:
 
 def _rules(record: dict) -> Rules:
     preset, players = record["preset"], record["players"]
-    _expect(isinstance(preset, str), f"'preset' must be a preset name, got {preset!r}")
-    _expect(_is_int(players), f"'players' must be a number of players, got {players!r}")
+    _expect(isinstance(preset, str), f"'preset' must be a preset name, got {brief(preset)}")
+    _expect(_is_int(players), f"'players' must be a number of players, got {brief(players)}")
     overrides = record.get("rules", {})
     _expect(
-        isinstance(overrides, dict), f"'rules' must be an object of Rules field overrides, got {overrides!r}"
+        isinstance(overrides, dict) and all(isinstance(key, str) for key in overrides),
+        f"'rules' must be an object of Rules field overrides (names to values), got {brief(overrides)}",
     )
     for field in RECORD_FIXED_FIELDS:
         if field in overrides:
@@ -124,10 +126,10 @@ def _rules(record: dict) -> Rules:
 
 
 def _tiles(value: Any, where: str) -> list[int]:
-    _expect(isinstance(value, list), f"'{where}' must be a list of tiles like '6-3', got {value!r}")
+    _expect(isinstance(value, list), f"'{where}' must be a list of tiles like '6-3', got {brief(value)}")
     tiles = []
     for i, text in enumerate(value):
-        _expect(isinstance(text, str), f"{where}[{i}]: a tile is written 'a-b', got {text!r}")
+        _expect(isinstance(text, str), f"{where}[{i}]: a tile is written 'a-b', got {brief(text)}")
         try:
             tiles.append(parse_tile(text))
         except ValueError as exc:
@@ -140,7 +142,7 @@ def _scores(value: Any) -> list[int] | None:
         return None
     _expect(
         isinstance(value, list) and all(_is_int(s) for s in value),
-        f"'scores' must be a list of whole numbers, got {value!r}",
+        f"'scores' must be a list of whole numbers, got {brief(value)}",
     )
     for side, score in enumerate(value):
         # Negative scores are real (muggins' winner can score below zero); the bound keeps the
@@ -153,7 +155,7 @@ def _scores(value: Any) -> list[int] | None:
 
 
 def _moves(value: Any) -> list[str]:
-    _expect(isinstance(value, list), f"'moves' must be a list of moves like '6-3:left', got {value!r}")
+    _expect(isinstance(value, list), f"'moves' must be a list of moves like '6-3:left', got {brief(value)}")
     return value
 
 
