@@ -32,8 +32,9 @@ MARKER = "<!-- config-reference -->"
 def config_reference() -> str:
     """The Markdown of the whole reference: training config, arena config, names, limits."""
     from agents.arena import config as arena_module
-    from agents.arena.config import BOT_OPTION_LIMITS, ArenaConfig
+    from agents.arena.config import ArenaConfig
     from agents.bots.registry import BOT_NAMES
+    from agents.configuration import BOT_OPTION_LIMITS
     from agents.training import config as train_module
     from agents.training.config import PAST, RESUMABLE_CHANGES, SELF, TrainConfig
     from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS
@@ -67,7 +68,7 @@ def config_reference() -> str:
     out += [
         "Options under `bots.<name>` (and `distill.teacher`, the options of `pimc`) go to the bot's "
         "constructor, which refuses unknown ones; these are range-checked when the config is read "
-        "(`agents.arena.config.BOT_OPTION_LIMITS`):",
+        "(`agents.configuration.BOT_OPTION_LIMITS`):",
         "",
         "| bot | option | type | range |",
         "|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""Command line: ``python -m domino_env replay FILE.json``, ``demo`` and ``serve`` (the web table).
+"""Command line: ``python -m domino_env replay FILE.json`` and ``demo``.
 
 Installed as ``domino-replay``; ``domino-replay FILE.json`` (a file first: a ``.json`` name or
 an existing file) is short for ``domino-replay replay FILE.json``. The help names the command
@@ -25,7 +25,6 @@ from domino_env.engine.rules import CHANCE_OPENERS, PRESET_NAMES, Rules
 from domino_env.tools.benchmark import bench_core, format_table
 from domino_env.tools.records import replay
 from domino_env.tools.render import render_text
-from domino_env.web import cli as web_cli
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -60,10 +59,9 @@ MODULE = "python -m domino_env"
 REPLAY = "domino-replay"
 """The console script (pyproject.toml) that runs ``main``: its help is about replaying records."""
 DESCRIPTIONS = {
-    MODULE: "Double-six dominoes tools: replay a game record, play a demo round, serve the web table.",
+    MODULE: "Double-six dominoes tools: replay a game record, play a demo round.",
     REPLAY: f"Replay a game record: `{REPLAY} FILE.json` checks every move and prints the position "
-    f"it reaches as JSON (short for `{REPLAY} replay FILE.json`). The demo and the web table "
-    "are here too.",
+    f"it reaches as JSON (short for `{REPLAY} replay FILE.json`). The demo is here too.",
 }
 
 
@@ -88,9 +86,6 @@ def build_parser(prog: str = MODULE) -> argparse.ArgumentParser:
     demo_cmd.add_argument("--num-envs", type=int, default=8192)
     demo_cmd.add_argument("--bench-seconds", type=float, default=2.0, help="0 skips the benchmark")
     demo_cmd.set_defaults(run=run_demo)
-    serve_cmd = commands.add_parser("serve", help="the web table: play the bots, watch records (needs [web])")
-    web_cli.add_arguments(serve_cmd)
-    serve_cmd.set_defaults(run=web_cli.serve)
     return parser
 
 

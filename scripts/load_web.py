@@ -1,6 +1,6 @@
 """Load test of the web table: simulated players on a server started here, on 127.0.0.1 only.
 
-Starts ``python -m domino_env serve`` on a free loopback port (games kept in memory), then
+Starts ``python -m agents.web`` on a free loopback port (games kept in memory), then
 runs ``--players`` light players (opponents ``random``/``strong``, a move every ``--think``
 seconds, as a person clicks) and ``--search`` heavy players (a ``pimc`` opponent, asked
 for its moves without pause) for ``--seconds``, and stops the server. Prints the latency
@@ -103,8 +103,7 @@ def start_server(port: int) -> subprocess.Popen:
     command = [
         sys.executable,
         "-m",
-        "domino_env",
-        "serve",
+        "agents.web",
         "--host",
         HOST,
         "--port",

@@ -7,11 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from agents.arena.config import ConfigError, load_config, parse_config
+from agents.arena.config import load_config, parse_config
 from agents.arena.duplicate import duplicate_deals, play, rotations
 from agents.arena.stats import paired_difference, seated
 from agents.arena.tournament import display_names, run_arena, schedule_pairs, seatings
 from agents.bots.registry import make_bot
+from agents.configuration import ConfigError
 from domino_env import Rules
 
 QUIET = {"progress": False}

@@ -12,8 +12,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.arena.config import ArenaConfig, ConfigError, ConfigModel, load_config, load_yaml, parse_config
+from agents.arena.config import ArenaConfig, load_config, parse_config
 from agents.bots.registry import BOT_NAMES
+from agents.configuration import ConfigError, ConfigModel, load_yaml
 from agents.training.config import (
     PAST,
     RESUMABLE_CHANGES,

@@ -10,11 +10,13 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.config import ArenaConfig
 from agents.arena.tournament import run_arena
 from agents.bots.features import Board, pack_tiles
-from agents.bots.registry import SHIPPED_DIR, load_policy, make_bot
+from agents.bots.registry import load_policy, make_bot
 from agents.bots.search import PimcBot
+from agents.bots.trained import SHIPPED_DIR
+from agents.configuration import ConfigError
 from agents.training import distill as distill_module
 from agents.training import train as train_script
 from agents.training.config import parse_train_config

@@ -163,7 +163,7 @@ def test_generated_keys_match_the_test_walk_on_a_changed_model() -> None:
     """The generator follows nested models: a new field or section shows up on the page."""
     from pydantic import Field
 
-    from agents.arena.config import ConfigModel
+    from agents.configuration import ConfigModel
 
     class Inner(ConfigModel):
         depth: int = Field(3, ge=1, le=9)

@@ -25,8 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.arena import evaluate
-from agents.arena.config import ConfigError, load_config, load_yaml
-from agents.bots.registry import SHIPPED_DIR
+from agents.arena.config import load_config
+from agents.bots.trained import SHIPPED_DIR
+from agents.configuration import ConfigError, load_yaml
 from agents.training import train
 from agents.training.checkpoint import (
     MAX_CHECKPOINT_BYTES,
@@ -287,7 +288,7 @@ def test_arena_results_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypa
     real_dumps = json.dumps
 
     def disk_full_midway(*a: Any, **k: Any) -> str:
-        raise OSError(28, "No space left on device", str(tmp_path / "block-2p-ppo.json"))
+        raise OSError(28, "No space left on device", str(tmp_path / "block-2p.json"))
 
     monkeypatch.setattr("domino_env.files.os.replace", disk_full_midway)
     assert evaluate.main(args) == 1
@@ -295,7 +296,7 @@ def test_arena_results_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypa
     assert "No space left on device" in out and "Traceback" not in out
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert after == before  # the previous JSON and CSV, whole; no temporary file left
-    assert json.loads(before["block-2p-ppo.json"]) and real_dumps
+    assert json.loads(before["block-2p.json"]) and real_dumps
 
 
 # 10. Strict JSON.
@@ -305,7 +306,7 @@ def test_one_deal_writes_strict_json_with_null_and_its_reason(tmp_path: Path) ->
     args = ["arena", "policies=[strong,random]", "deals=1", "matches=0", "progress=false",
             f"output.dir={tmp_path}", "output.plot=false", "output.csv=false"]  # fmt: skip
     assert evaluate.main(args) == 0
-    text = (tmp_path / "block-2p-ppo.json").read_text()
+    text = (tmp_path / "block-2p.json").read_text()
     assert "Infinity" not in text and "NaN" not in text
 
     def no_constants(name: str) -> None:
@@ -358,7 +359,9 @@ def test_ctrl_c_in_the_arena_is_one_line_and_exit_130(tmp_path: Path, monkeypatc
 
 def test_pettingzoo_reset_refuses_unknown_options_and_parallel_step_names_the_mover() -> None:
     game = env(preset="block", players=2)
-    with pytest.raises(ValueError, match=r"unknown reset options \['deals'\]; the only option is 'deal'"):
+    with pytest.warns(
+        UserWarning, match=r"unknown reset options \['deals'\] ignored; the only option is 'deal'"
+    ):
         game.reset(options={"deals": {}})
     table = parallel_env(preset="block", players=2)
     table.reset(seed=0)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.arena.config import ConfigError
-from agents.bots.registry import SHIPPED_AGENTS, SHIPPED_DIR, load_policy
+from agents.bots.registry import load_policy
+from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
+from agents.configuration import ConfigError
 from agents.training.checkpoint import POLICY_KEYS, load_checkpoint
 from agents.training.model_card import ModelCard, default_agent, read_card, write_card
 from domino_env.engine.rules import PRESET_NAMES

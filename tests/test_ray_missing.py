@@ -13,7 +13,7 @@ from agents.training.train import main as train
 from agents.training.tune import main as tune
 
 ROOT = Path(__file__).resolve().parents[1]
-INSTALL = "pip install -e '.[ray]'"
+INSTALL = "pip install 'domino-rl[ray]'"
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed")
 

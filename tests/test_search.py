@@ -15,13 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.arena.config import ArenaConfig, ConfigError, parse_config
+from agents.arena.config import ArenaConfig, parse_config
 from agents.arena.tournament import run_arena
 from agents.bots.features import ALLOWED, Board, pack_tiles, unpack_tiles
 from agents.bots.positions import load_positions
 from agents.bots.registry import make_bot
 from agents.bots.sampler import determinise
 from agents.bots.search import PimcBot
+from agents.configuration import ConfigError
 from domino_env import DominoCore, Rules
 from domino_env.engine.deals import random_deals
 from domino_env.engine.rules import all_configurations

@@ -7,15 +7,10 @@ from pathlib import Path
 import pytest
 
 from agents import load_policy
-from agents.arena.config import (
-    CONFIGS_DIR,
-    SHIPPED_CONFIGS,
-    ConfigError,
-    config_path,
-    load_config,
-    read_raw,
-)
-from agents.bots.registry import SHIPPED_AGENTS, SHIPPED_DIR, checkpoint_path
+from agents.arena.config import load_config
+from agents.bots.registry import checkpoint_path
+from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
+from agents.configuration import CONFIGS_DIR, SHIPPED_CONFIGS, ConfigError, config_path, read_raw
 from domino_env import Rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,9 +10,10 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.config import ArenaConfig
 from agents.arena.tournament import run_arena
 from agents.bots.registry import load_policy
+from agents.configuration import ConfigError
 from agents.training import train as train_script
 from agents.training.checkpoint import CheckpointError, CheckpointPolicy, export_policy, load_checkpoint
 from agents.training.config import load_train_config, parse_train_config
@@ -414,3 +416,25 @@ def test_match_episodes_are_evaluated_and_kept_by_matches_won(tmp_path: Path) ->
     assert {"eval/match_win_vs_random", "eval/match_win_vs_best"} <= set(scalars)
     best = load_checkpoint(config.run_dir / "checkpoints" / "best.pt")
     assert 0.0 <= best["best_score"] <= 1.0 and 0.0 <= stats["eval_score"] <= 1.0
+
+
+def test_a_finished_run_says_how_to_look_measure_and_play_and_a_second_one_says_it_is_done(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """After ``make train``: the TensorBoard, arena and web table commands; a second ``make train``
+    (the same config, ``--resume``) said "300/300 ... 0 steps/s": it now says the run is complete
+    and how to train longer or start another, as the command was started (``domino-train``)."""
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/domino-train"])
+    args = ["quickstart", "total_updates=1", "num_games=8", "rollout_steps=4", "eval.deals=2",
+            f"output_dir={tmp_path}", "progress=false"]  # fmt: skip
+    assert train_script.main(args) == 0
+    first = capsys.readouterr().out.replace("\n", " ")
+    assert "1 torch thread" in first
+    best = tmp_path / "quickstart" / "checkpoints" / "best.pt"
+    assert f"tensorboard --logdir {tmp_path}" in first
+    assert f"policies=[{best},strong,random]" in first and f"domino-serve --checkpoint {best}" in first
+    assert train_script.main([*args, "--resume"]) == 0
+    second = capsys.readouterr().out
+    assert "quickstart is complete (1 of 1 updates" in second
+    assert "domino-train quickstart num_games=8" in second and "total_updates=100 --resume" in second
+    assert "name=quickstart-2" in second and "steps/s" not in second

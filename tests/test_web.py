@@ -1,4 +1,4 @@
-"""The web table (domino_env.web): played and watched in a real browser, and its API's refusals.
+"""The web table (agents.web): played and watched in a real browser, and its API's refusals.
 
 The browser tests drive the system's headless Chromium (``/usr/bin/chromium``; CI installs
 the Debian package) with Playwright against a server started here on a free port. Set
@@ -33,16 +33,16 @@ with warnings.catch_warnings():  # starlette asks for httpx2; its TestClient sti
 from agents.arena.config import ArenaConfig
 from agents.arena.report import save
 from agents.arena.tournament import run_arena
-from agents.bots.registry import SHIPPED_DIR
-from domino_env.__main__ import main as domino_main
+from agents.bots.trained import SHIPPED_DIR
+from agents.web.cli import checkpoint_files
+from agents.web.cli import main as serve_main
+from agents.web.server import create_app, games_in
+from agents.web.state import result_view
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import Round, deal_to_hands
 from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import tile_name
 from domino_env.tools.records import replay, round_from_record
-from domino_env.web.cli import checkpoint_files
-from domino_env.web.server import create_app, games_in
-from domino_env.web.state import result_view
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -274,7 +274,7 @@ def test_watching_checks_step_viewer_and_analyst(client: TestClient) -> None:
 
 
 def test_serve_refuses_a_missing_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
-    assert domino_main(["serve", "--checkpoint", "no/such/file.pt"]) == 2
+    assert serve_main(["--checkpoint", "no/such/file.pt"]) == 2
     assert "no such file" in capsys.readouterr().err
 
 

@@ -1,6 +1,6 @@
 """The web table's sessions, origins, deals and stored games, over its API (no browser).
 
-Who may make a session and what ends one (``domino_env.web.sessions``), the same-origin
+Who may make a session and what ends one (``agents.web.sessions``), the same-origin
 rule for every request that changes a game, deals no page input can predict, and games
 that survive a restart of the server.
 """
@@ -18,10 +18,10 @@ with warnings.catch_warnings():  # starlette asks for httpx2; its TestClient sti
     warnings.filterwarnings("ignore", message=".*httpx2")
     from fastapi.testclient import TestClient
 
+from agents.web.cli import checkpoint_files
+from agents.web.server import SESSION_COOKIE, create_app
+from agents.web.sessions import SessionTable
 from domino_env.engine.tiles import tile_name
-from domino_env.web.cli import checkpoint_files
-from domino_env.web.server import SESSION_COOKIE, create_app
-from domino_env.web.sessions import SessionTable
 
 URL = "http://127.0.0.1"
 ORIGIN = {"Origin": URL}

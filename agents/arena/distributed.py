@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.arena.config import ArenaConfig, ConfigError, RayConfig
+from agents.arena.config import ArenaConfig
 from agents.arena.duplicate import Mode, Played, duplicate_deals, play, rotations
 from agents.arena.stats import seated
 from agents.arena.tournament import (
@@ -45,11 +45,13 @@ from agents.arena.tournament import (
     seatings,
 )
 from agents.bots.registry import load_policy
+from agents.configuration import ConfigError, RayConfig
+from domino_env.install import install_hint
 
 SHARDS_PER_WORKER = 4
 """Shards per worker: the tables cost unlike amounts (the search bots, ``random``), so each worker
 takes a next shard when it is done, and the workers finish together."""
-INSTALL = "pip install -e '.[ray]'"
+INSTALL = install_hint("ray")
 """What to run when a Ray option is used without Ray."""
 
 

@@ -5,7 +5,7 @@
     python scripts/evaluate.py configs/arena_block.yaml policies=[strong,pimc] bots.pimc.samples=24
     python scripts/evaluate.py configs/arena.yaml ray.workers=4   # the deals sharded over Ray tasks
 
-The config is a YAML file or the name of a shipped one (``agents.arena.config.SHIPPED_CONFIGS``;
+The config is a YAML file or the name of a shipped one (``agents.configuration.SHIPPED_CONFIGS``;
 ``domino-evaluate`` and ``python scripts/evaluate.py`` are the same command).
 
 Overrides are ``key.sub=value`` (values read as YAML); unknown keys, wrong
@@ -25,9 +25,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from agents.arena import distributed
-from agents.arena.config import ConfigError, load_config
+from agents.arena.config import load_config
 from agents.arena.report import print_result, save
 from agents.arena.tournament import run_arena
+from agents.configuration import ConfigError
 from domino_env.files import check_writable, describe_os_error
 
 DEFAULT_CONFIG = "arena"
@@ -44,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     try:
         config = load_config(config_path, overrides)
+        if config.ray.workers:
+            distributed.require_ray()  # before anything is made or played
         check_writable(Path(config.output.dir))  # before any game: not after an hour of them
         with Progress(
             TextColumn("{task.description}"),

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.config import ArenaConfig
 from agents.arena.duplicate import Mode, Played, duplicate_deals, play, rotations
 from agents.arena.stats import PairResult, PolicyResult, Seated, pair_result, policy_results, ratings, seated
 from agents.bots.registry import Bot, load_policy
+from agents.configuration import ConfigError
 from domino_env.engine.rules import Rules
 
 Progress = Callable[[str, int], Callable[[int], None]]

@@ -11,8 +11,8 @@ marked ``cheats = True`` and the arena hands it the core's hidden state
 Trained policies come in through ``load_policy(spec)``: a spec that is not a bot
 name is a checkpoint path, or the name of an agent shipped with the package
 (``"block-2p"``: ``agents/checkpoints/block-2p.pt``, so it loads from any folder of
-any install), loaded by the loader registered for its suffix with
-``register_checkpoint_loader`` (the training code registers its own format).
+any install), opened by the loader registered for its suffix (``agents.bots.trained``;
+importing ``agents`` registers the training code's ``.pt`` format).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from agents.bots import heuristic, search
+from agents.bots.trained import checkpoint_file, load_checkpoint_policy
 from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
 
@@ -52,27 +53,12 @@ BOTS: dict[str, BotFactory] = {
 }
 BOT_NAMES = tuple(BOTS)
 
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "checkpoints"
-"""The trained agents shipped as package data (the repository's ``checkpoints/`` links here)."""
-SHIPPED_AGENTS = tuple(sorted(path.stem for path in SHIPPED_DIR.glob("*.pt")))
-"""Their names: ``load_policy("block-2p")`` loads ``SHIPPED_DIR / "block-2p.pt"``."""
-
-CheckpointLoader = Callable[[Path, Rules | None, int], Bot]
-CHECKPOINT_LOADERS: dict[str, CheckpointLoader] = {}
-"""Suffix -> ``loader(path, rules, seed) -> Bot`` (rules None: the checkpoint's own); a registered ``".pt"``
-loader replaces the built-in one (``agents.training.checkpoint.load_for_arena``)."""
-
 
 def make_bot(name: str, rules: Rules, seed: int | None = None, **options: Any) -> Bot:
     """The bot registered as ``name`` for these rules; ``options`` go to its constructor."""
     if name not in BOTS:
         raise ValueError(_unknown_bot(name))
     return BOTS[name](rules, seed=seed, **options)
-
-
-def register_checkpoint_loader(suffix: str, loader: CheckpointLoader) -> None:
-    """Let ``load_policy`` (and so the arena) load checkpoints whose file name ends with ``suffix``."""
-    CHECKPOINT_LOADERS[suffix] = loader
 
 
 def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, **options: Any) -> Bot:
@@ -86,40 +72,13 @@ def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, 
         if rules is None:
             raise ValueError(f"bot {spec!r} needs the rules: load_policy({spec!r}, Rules.preset(...))")
         return make_bot(spec, rules, seed=seed, **options)
-    path = checkpoint_path(spec)
-    if path.suffix == ".pt" and ".pt" not in CHECKPOINT_LOADERS:
-        try:  # imported here, one way only: the training code needs torch, the registry does not
-            from agents.training.checkpoint import load_for_arena
-        except ImportError as error:
-            raise ValueError(f"loading {path.name!r} needs PyTorch: {error}") from error
-        return load_for_arena(path, rules, 0 if seed is None else seed)
-    for suffix, loader in CHECKPOINT_LOADERS.items():
-        if path.name.endswith(suffix):
-            return loader(path, rules, 0 if seed is None else seed)
-    known = ", ".join(CHECKPOINT_LOADERS) or "none yet"
-    raise ValueError(
-        f"no checkpoint loader for {path.name!r}; registered suffixes: {known} "
-        "(agents.bots.registry.register_checkpoint_loader)"
-    )
+    return load_checkpoint_policy(checkpoint_path(spec), rules, 0 if seed is None else seed)
 
 
 def checkpoint_path(spec: str | Path) -> Path:
-    """The checkpoint file ``spec`` names: an existing path as it is, else a shipped agent's file.
-
-    A path wins over a shipped name, so a local file is never shadowed; anything else is a
-    ValueError listing the bots and the shipped agents.
-    """
-    path = Path(spec)
-    if path.is_file():
-        return path
-    if str(spec) in SHIPPED_AGENTS:
-        return SHIPPED_DIR / f"{spec}.pt"
-    close = difflib.get_close_matches(str(spec), (*BOT_NAMES, *SHIPPED_AGENTS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ValueError(
-        f"unknown bot {str(spec)!r}, nor a shipped agent or a checkpoint file; valid bots: "
-        f"{', '.join(BOT_NAMES)}; shipped agents: {', '.join(SHIPPED_AGENTS)}{hint}"
-    )
+    """The checkpoint file ``spec`` names (``agents.bots.trained.checkpoint_file``): an existing path
+    as it is, else a shipped agent's file; the ValueError for anything else lists the bots too."""
+    return checkpoint_file(spec, BOT_NAMES)
 
 
 def reveal_to_cheater(policy: Bot, core: DominoCore, games: np.ndarray) -> None:

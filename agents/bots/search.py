@@ -38,6 +38,7 @@ from agents.bots.inference import check_inferable, move_log_likelihood
 from agents.bots.positions import load_positions
 from agents.bots.sampler import determinise, pile_order
 from agents.bots.solver import check_solvable, solvable_now, solve
+from agents.bots.trained import checkpoint_file, load_checkpoint_policy
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
 from domino_env.engine.outcome import relative_points
@@ -71,14 +72,13 @@ def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
 
 
 def network_policy(spec: str, rules: Rules, seed: int | None, choices: str) -> Policy:
-    """A trained network by checkpoint path or shipped name; ``choices`` starts the error message."""
-    from agents.bots.registry import BOT_NAMES, load_policy  # here: the registry imports this module
+    """A trained network by checkpoint path or shipped name; ``choices`` starts the error message.
 
+    Opened through ``agents.bots.trained``, not the registry: the registry lists these bots.
+    """
     choices += " (a path or a shipped agent's name)"
-    if spec in BOT_NAMES:
-        raise ValueError(f"{choices}, got the bot {spec!r}")
     try:
-        return load_policy(spec, rules, seed=seed)
+        return load_checkpoint_policy(checkpoint_file(spec), rules, 0 if seed is None else seed)
     except ValueError as error:
         raise ValueError(f"{choices}, got {spec!r} ({error})") from None
 

@@ -49,6 +49,8 @@ from typing import Any, NoReturn
 import numpy as np
 import torch
 
+from agents.configuration import ConfigError
+from agents.training.config import parse_train_config
 from agents.training.network import ActorCritic, build_network, resolve_device
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
@@ -206,11 +208,6 @@ def _show(value: Any) -> str:
 
 def _check_config(config: Any, fail: Callable[[str, str], NoReturn]) -> None:
     """The stored config must parse as a training config (what ``rules_of`` and ``--resume`` read)."""
-    from agents.arena.config import (
-        ConfigError,  # imported here: agents.arena.config and train_config import much more
-    )
-    from agents.training.config import parse_train_config
-
     if not isinstance(config, dict):
         fail("config", f"expected the training config as a dict, got {_show(config)}")
     try:

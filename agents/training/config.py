@@ -1,4 +1,4 @@
-"""Training configuration: pydantic models checked like the arena's (``agents.arena.config.ConfigModel``).
+"""Training configuration: pydantic models on ``agents.configuration.ConfigModel``, like every command's.
 
 YAML file plus ``key.sub=value`` overrides, exactly like ``scripts/evaluate.py``:
 an unknown key is an error naming it and the closest valid key, a value of the
@@ -23,7 +23,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from agents.arena.config import (
+from agents.bots.registry import BOT_NAMES, checkpoint_path
+from agents.bots.trained import SHIPPED_AGENTS
+from agents.configuration import (
     DEALS_MAX,
     SEED_MAX,
     WORKERS_MAX,
@@ -38,7 +40,6 @@ from agents.arena.config import (
     read_raw,
     unknown_name,
 )
-from agents.bots.registry import BOT_NAMES, SHIPPED_AGENTS, checkpoint_path
 from domino_env.engine.rules import Rules
 
 SELF = "self"

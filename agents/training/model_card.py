@@ -22,8 +22,9 @@ from pydantic import Field
 from rich.console import Console
 from rich.markup import escape
 
-from agents.arena.config import ConfigError, ConfigModel, load_yaml
-from agents.bots.registry import SHIPPED_AGENTS, SHIPPED_DIR, checkpoint_path
+from agents.bots.registry import checkpoint_path
+from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
+from agents.configuration import ConfigError, ConfigModel, load_yaml
 from agents.training.checkpoint import POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
 
 

@@ -28,8 +28,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from agents.arena.config import ConfigError, read_raw
 from agents.arena.distributed import connect, require_ray
+from agents.configuration import ConfigError, read_raw
 from agents.training.config import SELF, TrainConfig, parse_train_config
 
 RLLIB_KEYS = {

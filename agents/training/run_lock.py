@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from agents.arena.config import ConfigError
+from agents.configuration import ConfigError
 
 
 class RunFolderLocked(ConfigError):

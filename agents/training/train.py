@@ -5,7 +5,7 @@
     domino-train quickstart --resume  # continue runs/<name>/ from its last checkpoint
     tensorboard --logdir runs
 
-The config is a YAML file or the name of a shipped one (``agents.arena.config.SHIPPED_CONFIGS``);
+The config is a YAML file or the name of a shipped one (``agents.configuration.SHIPPED_CONFIGS``);
 ``domino-train`` and ``python scripts/train.py`` are the same command.
 
 Each update plays ``rollout_steps`` table steps of ``num_games`` games from fresh
@@ -22,7 +22,8 @@ Opponents (``opponents``, shares of the games): ``self`` games seat the learner 
 every seat; ``past`` games seat it at one seat against a snapshot of itself from
 an earlier update (sampling; the pool of the last ``snapshots.keep``, one taken
 every ``snapshots.every`` updates, is saved in the checkpoints); a bot name seats
-it against that bot. Only the learner's decisions are trained on.
+it against that bot, and a trained agent's name or checkpoint against that frozen network
+(``domino-exploit`` is built on this). Only the learner's decisions are trained on.
 
 Writes to ``runs/<name>/``: TensorBoard scalars under CleanRL's names (``losses/value_loss``,
 ``losses/policy_loss``, ``losses/entropy``, ``losses/old_approx_kl``, ``losses/approx_kl``,
@@ -31,9 +32,9 @@ Writes to ``runs/<name>/``: TensorBoard scalars under CleanRL's names (``losses/
 seat per second, end to end); docs/training/index.md lists them), ``charts/return_vs_<bot>``,
 ``eval/*`` from duplicate arena runs against ``eval.opponents`` and ``best.pt``, the best
 checkpoint so far: ``eval/diff_vs_best``), the config as
-text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best
-points difference against the first eval opponent; for ``episode: match`` the best share of
-duplicate matches won against it, ``eval/match_win_vs_<bot>``). Any checkpoint plays in the
+text, and ``checkpoints/`` (the last ``checkpoint.keep`` and ``best.pt``, the best worst-case
+points difference over the eval opponents; for ``episode: match`` the best worst-case share of
+duplicate matches won, ``eval/match_win_vs_<bot>``). Any checkpoint plays in the
 arena: ``python scripts/evaluate.py policies=[runs/quickstart/checkpoints/best.pt,strong]``
 (with ``agents.training.checkpoint`` imported).
 """
@@ -48,6 +49,7 @@ import os
 import random
 import shlex
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -61,9 +63,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.arena.config import ArenaConfig, ConfigError
+from agents.arena.config import ArenaConfig
 from agents.arena.tournament import run_arena
 from agents.bots.registry import BOT_NAMES, checkpoint_path, load_policy, make_bot
+from agents.configuration import ConfigError
 from agents.training.checkpoint import (
     FORMAT,
     POLICY_KEYS,
@@ -132,11 +135,48 @@ def main(argv: list[str] | None = None) -> int:
         signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
         console.print(_how_to_resume(stop, config, args), markup=False, highlight=False, soft_wrap=True)
         return 128 + signum
+    if args.resume and not stats["updates_run"]:
+        console.print(_already_complete(config, args), markup=False, highlight=False, soft_wrap=True)
+        return 0
     console.print(
         f"{config.name}: {stats['update']:.0f} updates, {stats['global_step']:,.0f} env steps, "
         f"{stats['SPS']:,.0f} steps/s; checkpoints in {config.run_dir / 'checkpoints'}"
     )
+    console.print(_next_steps(config), markup=False, highlight=False, soft_wrap=True)
     return 0
+
+
+def _command(args: argparse.Namespace, overrides: list[str] | None = None) -> list[str]:
+    """The command as the user started it (``domino-train`` or ``python scripts/train.py``), with
+    ``overrides`` (default: the ones given)."""
+    started = Path(sys.argv[0]).name
+    program = ["domino-train"] if started == "domino-train" else ["python", "scripts/train.py"]
+    return [*program, args.config, *(args.overrides if overrides is None else overrides)]
+
+
+def _already_complete(config: TrainConfig, args: argparse.Namespace) -> str:
+    """What a second run of a finished config says: nothing was left to do, and how to go on."""
+    kept = [arg for arg in args.overrides if not arg.startswith(("total_updates=", "name="))]
+    longer = shlex.join(_command(args, [*kept, f"total_updates={max(2 * config.total_updates, 100)}"]))
+    another = shlex.join(_command(args, [*kept, f"name={config.name}-2"]))
+    return (
+        f"{config.name} is complete ({config.total_updates} of {config.total_updates} updates in "
+        f"{config.run_dir}): nothing to do.\n"
+        f"  train it longer:   {longer} --resume\n"
+        f"  or start another:  {another}\n" + _next_steps(config)
+    )
+
+
+def _next_steps(config: TrainConfig) -> str:
+    """Where to look at the run, and how to measure and play what it trained."""
+    best = config.run_dir / "checkpoints" / "best.pt"
+    agent = best if best.exists() else max((config.run_dir / "checkpoints").glob("update_*.pt"), default=best)
+    game = f"preset={config.preset}" + (f" players={config.players}" if config.players else "")
+    return (
+        f"  look at it:        tensorboard --logdir {config.output_dir}\n"
+        f"  measure it:        domino-evaluate {game} 'policies=[{agent},strong,random]' deals=2000\n"
+        f"  play against it:   domino-serve --checkpoint {agent}   (then http://127.0.0.1:8000)"
+    )
 
 
 class _Terminated(KeyboardInterrupt):
@@ -150,7 +190,7 @@ def _terminate(signum: int, frame: object) -> None:
 def _how_to_resume(stop: KeyboardInterrupt, config: TrainConfig | None, args: argparse.Namespace) -> str:
     """One line: where the last checkpoint is and the command that continues from it."""
     what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
-    command = ["python", "scripts/train.py", args.config, *args.overrides]
+    command = _command(args)
     existing = sorted((config.run_dir / "checkpoints").glob("update_*.pt")) if config else []
     if not existing:
         return f"{what} before the first checkpoint; start again with: {shlex.join(command)}"
@@ -173,19 +213,20 @@ def train(
     _check_bots(config, rules)
     if config.distill.pile_samples > 1 and not rules.drawing:
         raise ConfigError(f"distill.pile_samples: {config.preset} has no draw pile to shuffle (set it to 1)")
+    fleet = Fleet(config) if config.ray.workers else None  # --- Ray: rollout and search actors, or None
     with RunLock(config.run_dir):
-        return _train(config, rules, resume, console or Console(), report)
+        return _train(config, rules, fleet, resume, console or Console(), report)
 
 
 def _train(
     config: TrainConfig,
     rules: Rules,
+    fleet: Fleet | None,
     resume: bool,
     console: Console,
     report: Callable[[int, float], None] | None,
 ) -> dict[str, float]:
-    """``train`` once its config is checked, inside the run folder's lock."""
-    fleet = Fleet(config) if config.ray.workers else None  # --- Ray: rollout and search actors, or None
+    """``train`` once its config is checked (and Ray found where asked for), inside the run folder's lock."""
     checkpoints = config.run_dir / "checkpoints"
 
     # Seeding: numpy draws the minibatches, torch the learner's moves; deals are seeded per update.
@@ -196,6 +237,10 @@ def _train(
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(config.threads)
     device = resolve_device(config.device)
+    console.print(
+        f"{config.name}: {config.preset} {rules.players}p on {device}, {config.threads} torch "
+        f"thread{'s' if config.threads > 1 else ''} (threads=N; 1 keeps a shared or busy machine fast)"
+    )
 
     network = config.model.model_dump()
     model = build_network(rules, network).to(device)
@@ -268,6 +313,7 @@ def _train(
             if payload["eval_due"]:
                 best_score = _evaluate_and_record(path, payload, rng, config, writer, console)
         start, start_step = time.perf_counter(), global_step  # SPS counts the PPO updates alone
+        first_update = update
         while update < config.total_updates:
             # 1. Rollout: fresh seeded deals, the learner's moves sampled from the network.
             if fleet is not None:  # --- Ray (ray.workers): rollout actors play it (training/distributed.py)
@@ -332,6 +378,7 @@ def _train(
                     if report is not None:  # --- Ray Tune: the trial's result (training/tune.py)
                         report(update, payload["eval_score"])
     stats["update"], stats["global_step"], stats["SPS"] = update, global_step, sps
+    stats["updates_run"] = update - first_update
     return stats
 
 

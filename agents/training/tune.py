@@ -35,7 +35,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agents.arena.config import (
+from agents.arena.distributed import connect, require_ray
+from agents.configuration import (
     YAML_ERRORS,
     ConfigError,
     ConfigModel,
@@ -44,7 +45,6 @@ from agents.arena.config import (
     load_yaml,
     read_raw,
 )
-from agents.arena.distributed import connect, require_ray
 from agents.training.config import parse_train_config
 
 SPACES = ("grid", "choice", "uniform", "loguniform", "randint")
@@ -123,7 +123,8 @@ def _set(raw: dict[str, Any], key: str, value: Any) -> None:
 
 
 def scored_against_strong(raw: dict[str, Any]) -> None:
-    """Put ``strong`` first among the eval opponents (the score is against the first)."""
+    """Make ``strong`` an eval opponent, listed first: a trial's score is its worst result, which is
+    against the strongest of them."""
     evaluation = raw.setdefault("eval", {})
     opponents = list(evaluation.get("opponents", parse_train_config(raw).eval.opponents))
     evaluation["opponents"] = [OPPONENT, *(name for name in opponents if name != OPPONENT)]

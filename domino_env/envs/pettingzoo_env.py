@@ -118,8 +118,8 @@ number to follow one seat, or to `"all"` to show every hand.
 
 ### Parallel API
 
-`parallel_env(...)` is PettingZoo's turn-based wrapper of `env(...)` (`TurnBasedParallelEnv`): each `step(actions)` uses
-only the action of the agent to move (the one whose `action_mask` is not all zeros;
+`parallel_env(...)` is PettingZoo's turn-based wrapper of `env(...)` (`TurnBasedParallelEnv`):
+each `step(actions)` uses only the action of the agent to move (the one whose `action_mask` is not all zeros;
 `infos[agent]["active_agent"]` names the next one). PettingZoo's generic
 `aec_to_parallel` needs every agent to act once per cycle, which a game with passes
 breaks, so `metadata["is_parallelizable"]` is False: use `parallel_env`.
@@ -156,6 +156,7 @@ env.close()
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, Literal
 
 import gymnasium
@@ -276,8 +277,10 @@ class raw_env(AECEnv, EzPickle):
         """A new episode: a random deal, or ``options={"deal": record}`` (see the module docstring)."""
         options = dict(options or {})
         record = options.pop("deal", None)
-        if options:
-            raise ValueError(f"unknown reset options {sorted(options)}; the only option is 'deal'")
+        if options:  # warned, not refused: PettingZoo's api_test resets with options={"options": 1}
+            warnings.warn(
+                f"unknown reset options {sorted(options)} ignored; the only option is 'deal'", stacklevel=2
+            )
         if record is None:
             self.game.reset(seed)
         else:

@@ -37,11 +37,12 @@ from gymnasium import spaces
 
 from domino_env.envs.pettingzoo_env import ILLEGAL_REWARD, raw_env
 from domino_env.envs.spaces import observation_bounds
+from domino_env.install import install_hint
 
 try:
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
 except ImportError:  # the optional extra
-    raise ImportError("domino_env.envs.rllib needs Ray RLlib: pip install -e '.[ray]'") from None
+    raise ImportError(f"domino_env.envs.rllib needs Ray RLlib: {install_hint('ray')}") from None
 
 ObsDict = dict[str, dict[str, np.ndarray]]
 

@@ -42,11 +42,11 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.bots.registry import BOT_NAMES, BOTS, load_policy, make_bot
+from agents.web.sessions import SESSION_IDLE, Session, SessionTable
+from agents.web.state import PlayGame, WatchGame, legal_view
+from agents.web.workers import LIGHT_THREADS, SEARCH_BOTS, SEARCH_WORKERS, Searcher, SearchPool
 from domino_env.engine.rules import PRESET_NAMES, PRESET_PLAYERS, Rules
 from domino_env.envs.policies import Policy
-from domino_env.web.sessions import SESSION_IDLE, Session, SessionTable
-from domino_env.web.state import PlayGame, WatchGame, legal_view
-from domino_env.web.workers import LIGHT_THREADS, SEARCH_BOTS, SEARCH_WORKERS, Searcher, SearchPool
 
 STATIC = Path(__file__).parent / "static"
 SESSION_COOKIE = "domino_session"

@@ -1,8 +1,7 @@
-"""``domino-serve`` and ``python -m domino_env serve``: start the web table on this machine.
+"""``domino-serve`` and ``python -m agents.web``: start the web table on this machine.
 
-Kept apart from ``server`` so that the other subcommands of ``python -m domino_env`` work
-without the ``web`` extra and start as fast as before: FastAPI, uvicorn and the bots are
-imported only when serving.
+Kept apart from ``server`` so that ``--help`` and a missing ``web`` extra are answered at once,
+without FastAPI: FastAPI, uvicorn and the bots are imported only when serving.
 """
 
 from __future__ import annotations
@@ -10,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from domino_env.install import install_hint
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def checkpoint_files(extra: list[str]) -> dict[str, Path]:
     """Name -> file of every checkpoint a page may name: the shipped agents and ``extra`` files."""
-    from agents.bots.registry import SHIPPED_AGENTS, SHIPPED_DIR
+    from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 
     files = {name: SHIPPED_DIR / f"{name}.pt" for name in SHIPPED_AGENTS}
     for spec in extra:
@@ -59,9 +60,9 @@ def serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from domino_env.web.server import create_app, games_in
+        from agents.web.server import create_app, games_in
     except ImportError as error:
-        print(f"error: the web table needs the web extra (pip install -e '.[web]'): {error}", file=sys.stderr)
+        print(f"error: the web table needs the web extra ({error}): {install_hint('web')}", file=sys.stderr)
         return 2
     games = {}
     for folder in args.games:

@@ -1,4 +1,4 @@
-// The web table's page: draws what the server sends (domino_env/web/state.py) and sends clicks back.
+// The web table's page: draws what the server sends (agents/web/state.py) and sends clicks back.
 // The server decides everything; this file only draws views and calls the JSON API.
 "use strict";
 

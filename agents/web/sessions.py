@@ -28,7 +28,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from domino_env.web.state import PlayGame, WatchGame
+from agents.web.state import PlayGame, WatchGame
 
 SESSION_IDLE = 3 * 24 * 3600
 """Seconds a session may go unused before it ends (a game left overnight is still there)."""

@@ -1,0 +1,38 @@
+"""The training package's console commands, started without importing torch first.
+
+``domino-train --help`` on an install without the ``train`` extra was a ModuleNotFoundError
+traceback (``tensorboard``): the command modules import torch and TensorBoard at the top. These
+entry points import them inside a check, and a missing extra is one line saying what to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+
+from domino_env.install import install_hint
+
+TRAIN_EXTRA = ("torch", "tensorboard")
+"""Top-level packages the ``train`` extra installs."""
+
+
+def _command(module: str, name: str) -> Callable[[], int]:
+    def run() -> int:
+        try:
+            main = importlib.import_module(module).main
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] not in TRAIN_EXTRA:
+                raise
+            print(f"error: {name} needs the train extra ({error.name} is not installed): "
+                  f"{install_hint('train')}", file=sys.stderr)  # fmt: skip
+            return 2
+        return main()
+
+    run.__doc__ = f"``{name}``: ``{module}.main``, or one line if the train extra is missing."
+    return run
+
+
+train = _command("agents.training.train", "domino-train")
+exploit = _command("agents.training.exploit", "domino-exploit")
+model_card = _command("agents.training.model_card", "domino-card")
