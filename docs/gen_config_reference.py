@@ -1,7 +1,8 @@
 """The config reference page, generated from the pydantic models themselves.
 
-``docs/hooks.py`` puts ``config_reference()`` where ``docs/training/config.md`` says
-``<!-- config-reference -->``, at every build, so the page lists exactly the keys of
+``docs/training/config.md`` carries ``config_reference()`` between ``<!-- config-reference -->``
+and ``<!-- /config-reference -->`` (committed, refreshed by ``python docs/hooks.py --write``, put
+fresh in place at every build by ``docs/hooks.py``), so the page lists exactly the keys of
 ``agents.training.config.TrainConfig`` and ``agents.arena.config.ArenaConfig`` (nested sections
 recursively) with their type, default, range (from the fields' ``ge``/``gt``/``le``/``lt``,
 length limits and ``Literal`` choices) and meaning (the attribute docstrings, which pydantic
@@ -25,8 +26,6 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
-
-MARKER = "<!-- config-reference -->"
 
 
 def config_reference() -> str:

@@ -6,9 +6,11 @@
   not say ``no-run``: a block that must not run is written ```` ```python {.no-run} ````
   (it renders the same). Each runs in a fresh namespace with the repository root as the
   working directory.
-* The config reference (docs/training/config.md, generated at build time from the pydantic
-  models by docs/gen_config_reference.py) lists exactly the keys of ``TrainConfig`` and
-  ``ArenaConfig``, nested sections included.
+* The config reference (docs/training/config.md, generated from the pydantic models by
+  docs/gen_config_reference.py) lists exactly the keys of ``TrainConfig`` and ``ArenaConfig``,
+  nested sections included.
+* Every generated block of a page (``<!-- kind: arg -->`` ... ``<!-- /kind -->``, see
+  docs/hooks.py) is committed as the generator writes it now: ``python docs/hooks.py --write``.
 """
 
 from __future__ import annotations
@@ -42,11 +44,23 @@ FENCE = re.compile(
 KEY_ANCHOR = re.compile(r'id="(train|arena)\.([\w.]+)"')
 
 
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _examples() -> list:
+    """The runnable examples; a generated block's code (an inlined docstring's) is no example of
+    the page: it is checked by test_generated_blocks_are_fresh."""
     found = []
     for page in sorted(DOCS.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
+        generated = [block.span() for block in _hooks().blocks(text)]
         for match in FENCE.finditer(text):
+            if any(start <= match.start() < end for start, end in generated):
+                continue
             info = match["info"].strip()
             language = re.match(r"\{?\s*\.?([\w-]*)", info).group(1)
             if language != "python" or "no-run" in info:
@@ -58,13 +72,6 @@ def _examples() -> list:
 
 
 EXAMPLES = _examples()
-
-
-def _hooks():
-    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _model_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
@@ -181,6 +188,31 @@ def test_generated_keys_match_the_test_walk_on_a_changed_model() -> None:
     text = "\n".join(generator._model_tables(Outer, "train", level=3))
     assert _documented_keys(text)["train"] == _model_keys(Outer) == {"width", "inner", "inner.depth"}
     assert "≥ 1 and ≤ 9" in text
+
+
+def test_generated_blocks_are_fresh() -> None:
+    """Each generated block committed in docs/ is what its generator writes now (the built site
+    always shows the fresh text): change a config docstring, a YAML config's header comment or a
+    preset and this fails until the blocks are regenerated."""
+    hooks = _hooks()
+    found, stale = [], []
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        name = page.relative_to(ROOT).as_posix()
+        found += [(name, block[0].split("\n", 1)[0]) for block in hooks.blocks(text)]
+        stale += [f"  {name}: the block {marker}" for marker in hooks.stale(text)]
+    assert ("docs/training/config.md", "<!-- config-reference -->") in found, found
+    assert not stale, (
+        "these generated blocks differ from what the code generates now:\n"
+        + "\n".join(stale)
+        + f"\nregenerate them with `{hooks.WRITE_COMMAND}` (from the repository root) and commit the pages"
+    )
+
+
+def test_a_generated_block_needs_its_end_marker() -> None:
+    """A start marker alone would show nothing on a code host: the build and the test refuse it."""
+    with pytest.raises(ValueError, match="no <!-- /preset-table -->"):
+        _hooks().expand("# Page\n\n<!-- preset-table: block -->\n\nText.\n")
 
 
 def test_the_agents_tables_are_generated_from_the_shipped_cards() -> None:

@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 def advance(done: int) -> None:
                     bar.advance(task, done)
-                    speed = bar.tasks[task].speed
+                    state = bar.tasks[task]  # the average since the start, as the summary reports
+                    speed = state.completed / state.elapsed if state.elapsed else 0.0
                     bar.update(task, rate=f"{speed:,.0f} {label}/s" if speed else "")
 
                 return advance
