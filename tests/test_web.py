@@ -355,7 +355,7 @@ def test_a_round_played_by_clicks_shows_no_hidden_tile(server: tuple[str, object
         moves += 1
     result = page.inner_text("#play-result-text")
     assert re.search(r"Domino|Blocked|Closed", result) and "Round points" in result
-    assert moves >= 2
+    assert moves >= 1  # the deal depends on the server's secret: a round can block early
     assert not errors, errors
 
     (session,) = [s for s in app.state.sessions.sessions.values() if s.play is not None]
