@@ -242,9 +242,9 @@ class TrainConfig(TopLevelConfig):
     """auto (CUDA when available), cpu, cuda or cuda:N; CUDA falls back to CPU when absent."""
     threads: int = Field(1, ge=1, le=THREADS_MAX)
     """torch CPU threads. 1 by default, everywhere: the batches are small and interleaved with NumPy
-    env steps, so a second thread gains little on a quiet machine (about 7% on 2 cores) and costs
-    a great deal on a busy one (spinning thread pools: 2 threads ran 18x slower than 1 beside
-    other work). docs/training/index.md#speed has the figures."""
+    env steps, so a second thread gains a quarter on a quiet 2-core machine and loses half or more
+    on a busy one (spinning thread pools: up to 18x slower beside heavy work).
+    docs/training/index.md#speed has the figures."""
     total_updates: int = Field(100, ge=0, le=UPDATES_MAX)
     """Updates to train for (a resumed run continues up to it); 0 with ``distill``: distillation alone."""
     num_games: int = Field(256, ge=1, le=65536)
