@@ -461,8 +461,8 @@ class CheckpointPolicy(NetworkPolicy):
         model = build_model(payload, path, rules).to(where)
         super().__init__(Path(path).stem, model, greedy, torch.Generator(device=where).manual_seed(seed))
         card = payload.get("card")
+        # How it was trained, from its model card (agents.training.model_card); "" without one.
         self.method = card.get("method", "") if isinstance(card, dict) else ""
-        """How it was trained, from its model card (``agents.training.model_card``); "" without one."""
 
     def __repr__(self) -> str:
         rules = self.model.rules
