@@ -29,7 +29,7 @@ $(RAY_STAMP): pyproject.toml
 ## The main job: train a small agent with the default config (ARGS="key=value ...");
 ## a second `make train` continues the run from its last checkpoint.
 train: $(STAMP)
-	$(BIN)/python scripts/train.py configs/quickstart.yaml \
+	$(BIN)/python scripts/train.py configs/train/quickstart.yaml \
 		$$(ls runs/quickstart/checkpoints/*.pt >/dev/null 2>&1 && echo --resume) $(ARGS)
 
 ## Play and print a rendered game, then a short speed benchmark.

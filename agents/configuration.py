@@ -9,24 +9,30 @@ number, a string is not an integer; only ``1e-4``, which YAML reads as a string,
 the number meant); numbers are finite and within the field's range (its ``Field(ge=...,
 le=...)``, given in the message).
 
-A config is a YAML file or the name of a shipped one (``SHIPPED_CONFIGS``) plus ``key.sub=value``
-overrides (``read_raw``); the YAML refuses duplicate keys and alias bombs (``load_yaml``).
+A config is a YAML file or the name of a shipped one plus ``key.sub=value`` overrides (``read_raw``);
+the YAML refuses duplicate keys and alias bombs (``load_yaml``). The shipped configs are grouped by
+kind, a folder each (``CONFIG_KINDS``: ``train``, ``arena``, ``rllib``), and each command takes the
+names of its own kind only (``shipped_configs``, ``config_path``): another kind's name is a
+ConfigError naming the command that runs it.
 
 The bounds shared by several commands live here: seeds below 2**63, at most ``DEALS_MAX``
 duplicate deals, ``WORKERS_MAX`` Ray workers, and for the search bots at most
 ``SEARCH_SAMPLES_MAX`` samples and rollouts (``BOT_OPTION_LIMITS``). They are generous but
 finite, so that an absurd value is a ConfigError rather than a MemoryError.
 
-This module sits below the bots, the arena and training: it imports none of them.
+This module sits below the bots, the arena and training: it imports none of them (``kind_hint``
+imports their config models by name, only to word an error).
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import math
 import re
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -39,9 +45,33 @@ from domino_env.engine.rules import Rules
 from domino_env.text import brief
 
 CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
-"""The arena and training configs shipped as package data (the repository's ``configs/`` links here)."""
-SHIPPED_CONFIGS = tuple(sorted(path.stem for path in CONFIGS_DIR.glob("*.yaml")))
-"""Their names: ``load_config("arena")`` reads ``CONFIGS_DIR / "arena.yaml"`` from any folder."""
+"""The configs shipped as package data, a folder per kind (the repository's ``configs/`` links here)."""
+CONFIG_KINDS = ("train", "arena", "rllib")
+"""The kinds of shipped config, each a folder of ``CONFIGS_DIR`` read by its own command."""
+KIND_TITLES = {"train": "a training", "arena": "an arena", "rllib": "an RLlib"}
+"""How messages name each kind (``a training config``)."""
+KIND_COMMANDS = {
+    "train": "domino-train",
+    "arena": "domino-evaluate",
+    "rllib": "python scripts/train_rllib.py",
+}
+"""The command that runs each kind (``domino-evaluate bots``)."""
+KIND_MODELS = {
+    "train": "agents.training.config:TrainConfig",
+    "arena": "agents.arena.config:ArenaConfig",
+    "rllib": "agents.training.config:TrainConfig",
+}
+"""The model each kind is checked with, imported only to word an error (``kind_hint``): this module
+sits below them."""
+
+
+def shipped_configs(kind: str) -> tuple[str, ...]:
+    """The names of the shipped configs of ``kind``: ``load_config("bots")`` reads
+    ``CONFIGS_DIR / "arena" / "bots.yaml"`` from any folder."""
+    if kind not in CONFIG_KINDS:
+        raise ValueError(f"unknown config kind {kind!r} (kinds: {', '.join(CONFIG_KINDS)})")
+    return tuple(sorted(path.stem for path in (CONFIGS_DIR / kind).glob("*.yaml")))
+
 
 SEED_MAX = 2**63 - 1
 """Largest seed (NumPy takes any non-negative integer; torch generators take 64 bits)."""
@@ -139,6 +169,7 @@ class TopLevelConfig(ConfigModel):
 
 
 _Model = TypeVar("_Model", bound=ConfigModel)
+_Parsed = TypeVar("_Parsed")
 
 
 class RayConfig(ConfigModel):
@@ -151,12 +182,12 @@ class RayConfig(ConfigModel):
     (``ray start``), ``host:port`` a given one."""
 
 
-def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, Any]:
-    """The nested dict of a YAML config file or shipped config name (None: empty) with ``key.sub=value``
-    overrides applied."""
+def read_raw(path: str | Path | None, overrides: list[str] = (), *, kind: str) -> dict[str, Any]:
+    """The nested dict of a YAML config file or shipped config name of ``kind`` (None: empty) with
+    ``key.sub=value`` overrides applied."""
     raw: dict[str, Any] = {}
     if path is not None:
-        path = config_path(path)
+        path = config_path(path, kind)
         try:
             raw = load_yaml(Path(path).read_text()) or {}
         except (OSError, *YAML_ERRORS) as error:
@@ -168,23 +199,124 @@ def read_raw(path: str | Path | None, overrides: list[str] = ()) -> dict[str, An
     return raw
 
 
-def config_path(spec: str | Path) -> Path:
-    """The config file ``spec`` names: an existing path as it is, else a shipped config (``"quickstart"``).
+def parse_file(
+    path: str | Path | None, overrides: list[str], kind: str, parse: Callable[[dict[str, Any]], _Parsed]
+) -> _Parsed:
+    """``parse`` of the config ``path`` names (a file, or a shipped name of ``kind``) with overrides;
+    when it fails on keys that another kind's config has, the ConfigError says which command runs it."""
+    raw = read_raw(path, kind=kind)
+    keys = tuple(raw)
+    for item in overrides:
+        apply_override(raw, item)
+    try:
+        return parse(raw)
+    except ConfigError as error:
+        hint = kind_hint(keys, kind, path)
+        if not hint:
+            raise
+        raise ConfigError(f"{error}{hint}") from None
 
-    A path wins over a shipped name, so a local file is never shadowed; anything else is a
-    ConfigError listing the shipped names.
+
+def config_path(spec: str | Path, kind: str) -> Path:
+    """The config file ``spec`` names: an existing path as it is, else a shipped config of ``kind``
+    by name (``config_path("quickstart", "train")``).
+
+    A path wins over a shipped name, so a local file is never shadowed. Anything else is a
+    ConfigError: another kind's name names the command that runs it, an unknown name lists the
+    names of ``kind`` (and the closest one), a path that is no file suggests the shipped config its
+    name points to (the configs of before the grouping, ``configs/arena_block.yaml``, included).
     """
+    names = shipped_configs(kind)
     path = Path(spec)
     if path.is_file():
         return path
-    if str(spec) in SHIPPED_CONFIGS:
-        return CONFIGS_DIR / f"{spec}.yaml"
-    close = difflib.get_close_matches(path.stem, SHIPPED_CONFIGS, n=1)
+    text = str(spec)
+    if not _is_name(text):
+        found = _shipped_home(path.stem, kind)
+        hint = ""
+        if found:
+            home, name = found
+            hint = f"; did you mean {_title(home)} config {name!r} (configs/{home}/{name}.yaml)?"
+        raise ConfigError(f"config file {_short(text)} does not exist{hint}")
+    if text in names:
+        return CONFIGS_DIR / kind / f"{text}.yaml"
+    homes = [other for other in CONFIG_KINDS if other != kind and text in shipped_configs(other)]
+    if homes:
+        what = " and ".join(f"{KIND_TITLES[home]} config" for home in homes)
+        runs = " or ".join(f"{KIND_COMMANDS[home]} {text}" for home in homes)
+        raise ConfigError(f"{text!r} is {what}, not {KIND_TITLES[kind]} config: run it with {runs}")
+    moved = _renamed(text)
+    if moved:
+        home, name = moved
+        raise ConfigError(
+            f"{text!r} is now {_title(home)} config {name!r} (configs/{home}/{name}.yaml; the configs are "
+            f"grouped by kind): run it with {KIND_COMMANDS[home]} {name}"
+        )
+    close = difflib.get_close_matches(text, names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
+    title = _title(kind).removeprefix("the ")
     raise ConfigError(
-        f"config {_short(str(spec))} is neither a file nor a shipped config name{hint} "
-        f"(shipped: {', '.join(SHIPPED_CONFIGS)})"
+        f"config {_short(text)} is neither a file nor a shipped {title} config name{hint} "
+        f"({title} configs: {', '.join(names)})"
     )
+
+
+def _is_name(text: str) -> bool:
+    """A shipped config's name, not a path: no folder, no ``.yaml``."""
+    return not re.search(r"[/\\]", text) and not text.endswith((".yaml", ".yml"))
+
+
+def _title(kind: str) -> str:
+    """``the training`` (of ``a training``)."""
+    return "the " + KIND_TITLES[kind].split(" ", 1)[1]
+
+
+def _renamed(name: str) -> tuple[str, str] | None:
+    """(kind, name) of a config named as before the configs were grouped by kind (``arena``,
+    ``arena_block``, ``rllib_block``), if it still ships."""
+    if name == "arena":
+        return "arena", "bots"
+    for kind in ("arena", "rllib"):
+        rest = name.removeprefix(f"{kind}_")
+        if rest != name and rest in shipped_configs(kind):
+            return kind, rest
+    return None
+
+
+def _shipped_home(name: str, kind: str) -> tuple[str, str] | None:
+    """(kind, name) of the shipped config a file name points to: of ``kind`` first, then renamed,
+    then of another kind."""
+    if name in shipped_configs(kind):
+        return kind, name
+    moved = _renamed(name)
+    if moved:
+        return moved
+    return next(((other, name) for other in CONFIG_KINDS if name in shipped_configs(other)), None)
+
+
+def kind_hint(keys: Any, kind: str, path: str | Path | None = None) -> str:
+    """``"; this looks like an arena config: run it with domino-evaluate <path>"`` when the top-level
+    ``keys`` (a config file's) that the model of ``kind`` does not know are all keys of another kind's
+    model: a config file given to the wrong command. Else ``""``."""
+    unknown = {key for key in keys if isinstance(key, str)} - _model_fields(KIND_MODELS[kind])
+    if not unknown:
+        return ""
+    fits = [
+        other
+        for other in CONFIG_KINDS
+        if KIND_MODELS[other] != KIND_MODELS[kind] and unknown <= _model_fields(KIND_MODELS[other])
+    ]
+    if not fits:
+        return ""
+    folder = Path(path).resolve().parent if path is not None else None
+    other = next((k for k in fits if folder == (CONFIGS_DIR / k).resolve()), fits[0])  # a shipped one's kind
+    command = KIND_COMMANDS[other] + ("" if path is None else f" {path}")
+    return f"; this looks like {KIND_TITLES[other]} config: run it with {command}"
+
+
+def _model_fields(reference: str) -> frozenset[str]:
+    module, _, name = reference.partition(":")
+    return frozenset(getattr(importlib.import_module(module), name).model_fields)
 
 
 YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)

@@ -9,8 +9,8 @@ regenerates the generated parts of the pages.
 
   * ``<!-- config-reference -->`` ... ``<!-- /config-reference -->``: the config reference
     generated from the pydantic models (``docs/gen_config_reference.py``).
-  * ``<!-- config-files: train -->`` (or ``arena``) ... ``<!-- /config-files -->``: the YAML
-    configs in ``configs/`` with the comment each opens with.
+  * ``<!-- config-files: train -->`` (or ``arena``, ``rllib``) ... ``<!-- /config-files -->``: the
+    YAML configs in ``configs/<kind>/``, each by name, with the comment each opens with.
   * ``<!-- preset-table: name -->`` ... ``<!-- /preset-table -->``: every ``Rules`` field of
     that preset, per allowed player count, built by ``Rules.preset`` itself.
   * ``<!-- docstring: package.module -->`` ... ``<!-- /docstring -->``: that module's
@@ -101,11 +101,13 @@ def _field_docs(source: str) -> dict[str, str]:
 
 
 def config_files(kind: str) -> str:
-    """The training (or arena) configs in configs/, each with the first sentences of its header comment."""
+    """The configs of one kind (``train``, ``arena``, ``rllib``: the folder configs/<kind>/), each with
+    the first sentences of its header comment."""
+    folder = ROOT / "configs" / kind
+    if not folder.is_dir():
+        raise ValueError(f"config-files: no folder configs/{kind}/")
     rows = ["| config | what it runs |", "|---|---|"]
-    for path in sorted((ROOT / "configs").glob("*.yaml")):
-        if path.name.startswith("arena") != (kind == "arena"):
-            continue
+    for path in sorted(folder.glob("*.yaml")):
         comment = []
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.startswith("#"):
@@ -115,7 +117,7 @@ def config_files(kind: str) -> str:
                 break
             comment.append(text)
         about = " ".join(comment).replace("|", "\\|")
-        rows.append(f"| `configs/{path.name}` | {about} |")
+        rows.append(f"| `{path.stem}` (`configs/{kind}/{path.name}`) | {about} |")
     return "\n".join(rows)
 
 

@@ -143,7 +143,7 @@ def test_command_line_writes_json_csv_and_plot(tmp_path) -> None:
     assert saved["preset"] == "block" and len(saved["pairs"]) == 3
     assert (tmp_path / "run.csv").read_text().startswith("first,second,deals,diff,ci")
     assert (tmp_path / "run.png").read_bytes()[:4] == b"\x89PNG"
-    assert main(["configs/arena.yaml", "dealz=3"]) == 2
+    assert main(["configs/arena/bots.yaml", "dealz=3"]) == 2
 
 
 def test_checkpoints_are_named_by_file_stem_unless_that_is_ambiguous() -> None:

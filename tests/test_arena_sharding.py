@@ -1,7 +1,7 @@
 """Cutting the arena's games into batches or Ray shards never changes a result, ``random`` included.
 
 The shards are played here without Ray, through the functions the Ray tasks run
-(``distributed.play_shard``, then ``distributed.merge``), so this runs in every venv; the
+(``distributed.play_shard``, then ``duplicate.merge_played``), so this runs in every venv; the
 last test runs the same through Ray where it is installed.
 """
 
@@ -12,7 +12,7 @@ import pytest
 
 from agents.arena import distributed
 from agents.arena.config import ArenaConfig, load_config
-from agents.arena.duplicate import Mode, Played, duplicate_deals, game_seeds, play, rotations
+from agents.arena.duplicate import Mode, Played, duplicate_deals, game_seeds, merge_played, play, rotations
 from agents.arena.tournament import run_arena, schedule_pairs, seatings
 from agents.bots.registry import load_policy, make_bot
 from domino_env import Rules
@@ -40,7 +40,7 @@ def local_and_sharded(config: ArenaConfig, mode: Mode, pieces: int) -> tuple[Pla
         )
         for index, (group, lo, hi) in enumerate(cuts)
     ]
-    return local, distributed.merge(cuts, parts)
+    return local, merge_played(cuts, parts)
 
 
 @pytest.mark.parametrize(("mode", "pieces"), [("round", 2), ("round", 9), ("match", 2)])

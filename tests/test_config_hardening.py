@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from agents.arena.config import ArenaConfig, load_config, parse_config
 from agents.bots.registry import BOT_NAMES
-from agents.configuration import ConfigError, ConfigModel, load_yaml
+from agents.configuration import CONFIG_KINDS, ConfigError, ConfigModel, load_yaml, shipped_configs
 from agents.training.config import (
     PAST,
     RESUMABLE_CHANGES,
@@ -23,11 +23,12 @@ from agents.training.config import (
     load_train_config,
     parse_train_config,
 )
+from agents.training.rllib import load_rllib_config
 from agents.training.tune import split_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
-QUICKSTART = ROOT / "configs" / "quickstart.yaml"
-ARENA = ROOT / "configs" / "arena.yaml"
+QUICKSTART = ROOT / "configs" / "train" / "quickstart.yaml"
+ARENA = ROOT / "configs" / "arena" / "bots.yaml"
 
 
 @pytest.mark.parametrize(
@@ -241,10 +242,15 @@ def test_fields_are_documented_and_to_dict_is_plain() -> None:
     assert plain(stored) and parse_train_config(stored).to_dict() == stored
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
-def test_every_shipped_config_loads(path: Path, monkeypatch) -> None:
-    monkeypatch.chdir(ROOT)  # the arena configs name checkpoints/*.pt relative to the repository
-    (load_config if path.name.startswith("arena") else load_train_config)(path)
+SHIPPED = [(kind, name) for kind in CONFIG_KINDS for name in shipped_configs(kind)]
+
+
+@pytest.mark.parametrize(("kind", "name"), SHIPPED, ids=[f"{kind}/{name}" for kind, name in SHIPPED])
+def test_every_shipped_config_loads_with_its_kinds_model(kind: str, name: str, tmp_path, monkeypatch) -> None:
+    """Each folder's configs parse with their own command's checks, by name from any folder."""
+    monkeypatch.chdir(tmp_path)
+    load = {"train": load_train_config, "arena": load_config, "rllib": load_rllib_config}[kind]
+    load(name, [])
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "checkpoints").glob("*.pt")), ids=lambda p: p.name)

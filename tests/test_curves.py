@@ -27,7 +27,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two updates, an arena evaluation after each (random and strong as in quickstart.yaml, then best.pt)."""
     out = tmp_path_factory.mktemp("runs")
     command = [
-        sys.executable, str(ROOT / "scripts" / "train.py"), str(ROOT / "configs" / "quickstart.yaml"),
+        sys.executable, str(ROOT / "scripts" / "train.py"), "quickstart",
         f"total_updates={UPDATES}", f"num_games={GAMES}", f"rollout_steps={STEPS}", "eval.every=1",
         "eval.deals=20", f"output_dir={out}", "name=tiny", "progress=false", "device=cpu",
     ]  # fmt: skip

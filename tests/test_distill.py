@@ -315,7 +315,7 @@ def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None
 
 
 def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) -> None:
-    """configs/block_exact.yaml in small: exact labels on the true deal, the logits regress them,
+    """configs/train/block_exact.yaml in small: exact labels on the true deal, the logits regress them,
     and no PPO after (``total_updates: 0``)."""
     exact = {"privileged": True, "target": "values", "teacher": {"exact": True, "prior": 0}}
     config = distill_config(tmp_path, "x", total_updates=0, distill={**DISTILL["distill"], **exact})
@@ -331,7 +331,7 @@ def test_exact_privileged_value_distillation_trains_and_plays(tmp_path: Path) ->
 
 
 def test_after_state_playout_distillation_trains_and_plays(tmp_path: Path) -> None:
-    """configs/draw_playouts.yaml in small: playout labels on the true deal, a network whose move rows
+    """configs/train/draw_playouts.yaml in small: playout labels on the true deal, a network whose move rows
     carry the after-state bits; its checkpoint rebuilds that network and plays in the arena."""
     playouts = {"privileged": True, "target": "values", "teacher": {"prior": 0}}
     config = distill_config(

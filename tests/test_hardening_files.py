@@ -24,7 +24,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.arena import evaluate
+from agents.arena import evaluate, tournament
 from agents.arena.config import load_config
 from agents.bots.trained import SHIPPED_DIR
 from agents.configuration import ConfigError, load_yaml
@@ -274,14 +274,14 @@ def test_an_unwritable_output_folder_is_refused_before_any_game(
         target = str(tmp_path / "a-file")
     played = []
     monkeypatch.setattr(evaluate, "run_arena", lambda *a, **k: played.append(1))
-    code = evaluate.main(["arena", "deals=2", "matches=0", "progress=false", f"output.dir={target}"])
+    code = evaluate.main(["bots", "deals=2", "matches=0", "progress=false", f"output.dir={target}"])
     out = capsys.readouterr().out
     assert code == 1 and not played and "Traceback" not in out
     assert f"cannot write {target}" in out.replace("\n", "")
 
 
 def test_arena_results_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch, capsys) -> None:
-    args = ["arena", "policies=[strong,random]", "deals=2", "matches=0", "progress=false",
+    args = ["bots", "policies=[strong,random]", "deals=2", "matches=0", "progress=false",
             f"output.dir={tmp_path}", "output.plot=false"]  # fmt: skip
     assert evaluate.main(args) == 0
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
@@ -303,7 +303,7 @@ def test_arena_results_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypa
 
 
 def test_one_deal_writes_strict_json_with_null_and_its_reason(tmp_path: Path) -> None:
-    args = ["arena", "policies=[strong,random]", "deals=1", "matches=0", "progress=false",
+    args = ["bots", "policies=[strong,random]", "deals=1", "matches=0", "progress=false",
             f"output.dir={tmp_path}", "output.plot=false", "output.csv=false"]  # fmt: skip
     assert evaluate.main(args) == 0
     text = (tmp_path / "block-2p.json").read_text()
@@ -338,20 +338,38 @@ def test_replay_refuses_rules_with_non_string_keys() -> None:
 # 9. Ctrl-C in the arena.
 
 
-def test_ctrl_c_in_the_arena_is_one_line_and_exit_130(tmp_path: Path, monkeypatch, capsys) -> None:
-    args = ["arena", "deals=2", "matches=0", "progress=false", f"output.dir={tmp_path}"]
+def test_ctrl_c_keeps_the_pairs_that_had_finished(tmp_path: Path, monkeypatch, capsys) -> None:
+    args = ["policies=[random,strong,blocker]", "deals=6", "matches=2", "progress=false"]
+    args += [f"output.dir={tmp_path}", "output.name=bots", "output.plot=false"]
     assert evaluate.main(args) == 0
+    whole = json.loads((tmp_path / "bots.json").read_text())
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    calls, real_play = [], tournament.play
 
-    def interrupted(*a: Any, **k: Any) -> None:
-        raise KeyboardInterrupt
+    def play_until_the_third_pair(*a: Any, **k: Any) -> Any:  # each pair: its rounds, then its matches
+        calls.append(a[5])
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real_play(*a, **k)
 
-    monkeypatch.setattr(evaluate, "run_arena", interrupted)
+    monkeypatch.setattr(tournament, "play", play_until_the_third_pair)
     capsys.readouterr()
     assert evaluate.main(args) == 130
     out = capsys.readouterr().out
-    assert out.startswith("interrupted:") and "Traceback" not in out and len(out.splitlines()) <= 2
-    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert out.startswith("interrupted: 2 of 3 pairs had finished") and "Traceback" not in out
+    assert calls == ["round", "match", "round", "match", "round"]
+    partial = json.loads((tmp_path / "bots-partial.json").read_text())
+    assert partial["pairs"] == whole["pairs"][:2]  # the same games: a pair does not depend on the others
+    assert [p["name"] for p in partial["policies"]] == ["random", "strong", "blocker"]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if "partial" not in p.name} == before
+
+    calls.clear()
+    monkeypatch.setattr(tournament, "play", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    args[-2] = "output.name=early"
+    assert evaluate.main(args) == 130
+    out = capsys.readouterr().out
+    assert out.startswith("interrupted: no pair had finished") and len(out.splitlines()) <= 2
+    assert not list(tmp_path.glob("early*"))
 
 
 # 11. PettingZoo env misuse.

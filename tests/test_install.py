@@ -92,9 +92,9 @@ def test_train_a_shipped_config_by_name(installed):
 def test_evaluate_shipped_configs_by_name(installed):
     bin_dir, environ, workdir = installed
     tiny = ["deals=20", "matches=0", "progress=false", "output.dir=arena"]
-    _run([str(bin_dir / "domino-evaluate"), "arena", *tiny], cwd=workdir, env=environ)
+    _run([str(bin_dir / "domino-evaluate"), "bots", *tiny], cwd=workdir, env=environ)
     # A config naming a shipped agent: found in the package, not in the working folder.
-    _run([str(bin_dir / "domino-evaluate"), "arena_trained_block", *tiny], cwd=workdir, env=environ)
+    _run([str(bin_dir / "domino-evaluate"), "trained_block", *tiny], cwd=workdir, env=environ)
     assert (workdir / "arena" / "block-2p.json").is_file()
     assert (workdir / "arena" / "block-2p-ppo-trained.json").is_file()
 
@@ -108,11 +108,15 @@ def test_bench_runs(installed):
 def test_unknown_config_name_lists_the_shipped_ones(installed):
     bin_dir, environ, workdir = installed
     done = subprocess.run(
-        [str(bin_dir / "domino-evaluate"), "arenna"], cwd=workdir, env=environ, capture_output=True, text=True
+        [str(bin_dir / "domino-evaluate"), "botts"], cwd=workdir, env=environ, capture_output=True, text=True
     )
     assert done.returncode == 2
-    assert "neither a file nor a shipped config name; did you mean 'arena'?" in done.stdout
-    assert "quickstart" in done.stdout
+    assert "neither a file nor a shipped arena config name; did you mean 'bots'?" in done.stdout
+    assert "trained_block" in done.stdout and "quickstart" not in done.stdout  # the arena configs only
+    command = [str(bin_dir / "domino-evaluate"), "quickstart"]
+    done = subprocess.run(command, cwd=workdir, env=environ, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "'quickstart' is a training config, not an arena config: run it with domino-train" in done.stdout
 
 
 def _ignore_caches(path: Path) -> dict:

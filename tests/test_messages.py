@@ -52,3 +52,33 @@ def test_a_value_given_for_a_section_names_its_keys() -> None:
 
     with pytest.raises(ConfigError, match=r"output is a section, not a value: set its keys \(output\.dir="):
         load_config(None, ["output=runs/x"])
+
+
+def test_the_arenas_progress_rate_is_the_average_since_the_start(monkeypatch, tmp_path: Path) -> None:
+    """The first run's bar said 13,356 rounds/s (the last burst of finished games) where its summary
+    said 99: the bar's rate is now what the summary reports, the rounds so far over the time so far."""
+    import time
+    from collections.abc import Callable
+
+    from agents.arena import evaluate
+
+    rates: list[str] = []
+
+    class Recording(evaluate.Progress):
+        def update(self, task_id: int, **fields: object) -> None:
+            if fields.get("rate"):
+                rates.append(fields["rate"])
+            super().update(task_id, **fields)
+
+    def slow_start_then_a_burst(config: object, progress: Callable) -> None:
+        advance = progress("rounds", 2000)
+        time.sleep(0.5)  # compiling, the first batches
+        advance(10)
+        advance(990)  # a batch's games all end within the same step
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "Progress", Recording)
+    monkeypatch.setattr(evaluate, "run_arena", slow_start_then_a_burst)
+    assert evaluate.main(["policies=[random,strong]", "progress=true", f"output.dir={tmp_path}"]) == 130
+    last = float(rates[-1].split()[0].replace(",", ""))
+    assert 200 <= last <= 2000, rates  # 1,000 rounds in a little over 0.5 s; a burst rate is ~10^6

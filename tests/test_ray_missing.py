@@ -22,9 +22,9 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is not None, rea
     ("command", "args"),
     [
         (evaluate, ["deals=2", "matches=0", "progress=false", "ray.workers=2"]),
-        (train, [str(ROOT / "configs" / "quickstart.yaml"), "ray.workers=2", "progress=false"]),
-        (train_rllib, [str(ROOT / "configs" / "rllib_block.yaml"), "iterations=1"]),
-        (tune, [str(ROOT / "configs" / "quickstart.yaml"), "ppo.lr=grid([0.001])"]),
+        (train, [str(ROOT / "configs" / "train" / "quickstart.yaml"), "ray.workers=2", "progress=false"]),
+        (train_rllib, [str(ROOT / "configs" / "rllib" / "block.yaml"), "iterations=1"]),
+        (tune, [str(ROOT / "configs" / "train" / "quickstart.yaml"), "ppo.lr=grid([0.001])"]),
     ],
 )
 def test_a_ray_option_without_ray_says_what_to_install(command, args, capsys, tmp_path, monkeypatch) -> None:
@@ -42,7 +42,7 @@ def test_a_config_with_ray_workers_says_how_to_run_without_ray(name, capsys, tmp
     monkeypatch.chdir(tmp_path)
     # Tiny, so that the test fails in seconds, not a whole run, if a config stops asking for Ray.
     tiny = ["distill.rounds=1", "distill.positions=256", "num_games=8", "eval.deals=2"]
-    assert train([str(ROOT / "configs" / f"{name}.yaml"), "progress=false", *tiny]) == 2
+    assert train([str(ROOT / "configs" / "train" / f"{name}.yaml"), "progress=false", *tiny]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert INSTALL in out and "run without it: ray.workers=0" in out
     assert not (tmp_path / "runs").exists()

@@ -81,7 +81,7 @@ TRAIN = [
 
 def run_training(tmp: Path, name: str, *extra: str, resume: bool = False) -> dict[str, torch.Tensor]:
     config = load_train_config(
-        ROOT / "configs" / "quickstart.yaml", [*TRAIN, f"output_dir={tmp}", f"name={name}", *extra]
+        ROOT / "configs" / "train" / "quickstart.yaml", [*TRAIN, f"output_dir={tmp}", f"name={name}", *extra]
     )
     train(config, resume=resume)
     return load_checkpoint(tmp / name / "checkpoints" / "update_000002.pt")["model"]
@@ -100,7 +100,7 @@ def test_distributed_training_checkpoints_and_resumes(
     uninterrupted: dict[str, torch.Tensor], tmp_path: Path
 ) -> None:
     config = load_train_config(
-        ROOT / "configs" / "quickstart.yaml",
+        ROOT / "configs" / "train" / "quickstart.yaml",
         [*TRAIN, f"output_dir={tmp_path}", "name=cut", "total_updates=1"],
     )
     train(config)
@@ -146,7 +146,7 @@ def test_distillation_searched_on_ray_trains_the_network_a_local_run_does(
     weights = {}
     for name, workers in (("local", 0), ("sharded", 2)):
         overrides = [*DISTILL, f"output_dir={tmp_path}", f"name={name}", f"ray.workers={workers}"]
-        train(load_train_config(ROOT / "configs" / "quickstart.yaml", overrides))
+        train(load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", overrides))
         weights[name] = load_checkpoint(tmp_path / name / "checkpoints" / "update_000000.pt")["model"]
     # Privileged labels, the piles shuffled in the driver: two batches a round on two actors, the same
     # labels, so the same positions in round 1 and the same network.
@@ -190,7 +190,7 @@ def test_determinised_labels_on_ray_do_not_depend_on_the_worker_count(cluster: C
 
 def test_rllib_ppo_trains_with_masks_and_no_illegal_move(cluster: Cluster, tmp_path: Path) -> None:
     config = load_rllib_config(
-        str(ROOT / "configs" / "rllib_block.yaml"),
+        str(ROOT / "configs" / "rllib" / "block.yaml"),
         ["iterations=1", "num_games=8", "rollout_steps=16", "model.hidden=[32]", f"output_dir={tmp_path}"],
     )
     result = train_rllib(config)
@@ -202,7 +202,7 @@ def test_rllib_ppo_trains_with_masks_and_no_illegal_move(cluster: Cluster, tmp_p
 
 def test_tune_sweeps_a_grid_and_writes_the_best_config(cluster: Cluster, tmp_path: Path) -> None:
     results, best = sweep(
-        str(ROOT / "configs" / "quickstart.yaml"),
+        str(ROOT / "configs" / "train" / "quickstart.yaml"),
         [
             "ppo.lr=grid([0.0003, 0.001])", "total_updates=1", "num_games=8", "rollout_steps=4",
             "eval.every=1", "eval.deals=10", "threads=1", f"tune.dir={tmp_path}", "tune.name=grid",

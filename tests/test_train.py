@@ -179,7 +179,7 @@ def test_truncated_or_incompatible_checkpoint_is_rejected_clearly(tmp_path: Path
     # The command line turns these into a message and exit status 2, not a traceback.
     good.write_bytes(broken.read_bytes())
     argv = [
-        str(ROOT / "configs" / "quickstart.yaml"),
+        str(ROOT / "configs" / "train" / "quickstart.yaml"),
         f"output_dir={tmp_path}",
         "name=tiny",
         "progress=false",
@@ -213,10 +213,10 @@ def _flat(raw: dict, prefix: str = "") -> dict[str, object]:
 )
 def test_config_errors_name_the_key(override: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_train_config(ROOT / "configs" / "quickstart.yaml", [override])
+        load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", [override])
 
 
-TRAINING_CONFIGS = sorted(p for p in (ROOT / "configs").glob("*.yaml") if not p.name.startswith("arena"))
+TRAINING_CONFIGS = sorted((ROOT / "configs" / "train").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", TRAINING_CONFIGS, ids=lambda p: p.name)
@@ -227,10 +227,10 @@ def test_shipped_configs_load(path: Path) -> None:
 
 
 def test_exponent_floats_are_numbers_and_words_are_not() -> None:
-    config = load_train_config(ROOT / "configs" / "quickstart.yaml", ["ppo.lr=1e-4"])
+    config = load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", ["ppo.lr=1e-4"])
     assert config.ppo.lr == 0.0001
     with pytest.raises(ConfigError, match=r"ppo\.lr must be a number"):
-        load_train_config(ROOT / "configs" / "quickstart.yaml", ["ppo.lr=fast"])
+        load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", ["ppo.lr=fast"])
 
 
 @pytest.mark.parametrize("move_features", [False, True])
@@ -338,9 +338,9 @@ def test_win_reward_is_plus_minus_one_at_episode_ends_only() -> None:
 
 
 def test_reward_kind_is_checked() -> None:
-    assert load_train_config(ROOT / "configs" / "quickstart.yaml", ["reward=win"]).reward == "win"
+    assert load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", ["reward=win"]).reward == "win"
     with pytest.raises(ConfigError, match="reward"):
-        load_train_config(ROOT / "configs" / "quickstart.yaml", ["reward=wins"])
+        load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", ["reward=wins"])
 
 
 def test_sampled_actions_follow_the_policys_probabilities() -> None:

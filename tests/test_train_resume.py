@@ -179,7 +179,7 @@ def command(folder: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         str(ROOT / "scripts" / "train.py"),
-        str(ROOT / "configs" / "quickstart.yaml"),
+        str(ROOT / "configs" / "train" / "quickstart.yaml"),
         *overrides,
     ]
 
@@ -213,7 +213,7 @@ def test_sigkill_mid_run_then_resume_repeats_the_uninterrupted_run(tmp_path: Pat
     # Resumed to update 4: the evaluations (every 2) fall on the same updates as with 1000 updates.
     resumed, straight = (
         load_train_config(
-            ROOT / "configs" / "quickstart.yaml", command(tmp_path, "total_updates=4", *name)[3:]
+            ROOT / "configs" / "train" / "quickstart.yaml", command(tmp_path, "total_updates=4", *name)[3:]
         )
         for name in ((), ("name=straight",))
     )

@@ -32,7 +32,7 @@ from agents.configuration import (
     check_bot_options,
     check_plain_name,
     one_line,
-    read_raw,
+    parse_file,
     unknown_key,
     unknown_name,
 )
@@ -137,8 +137,9 @@ class ArenaConfig(TopLevelConfig):
 
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> ArenaConfig:
-    """The config in ``path`` (YAML; None: all defaults) with ``key.sub=value`` overrides applied."""
-    return parse_config(read_raw(path, overrides))
+    """The config in ``path`` (a YAML file or a shipped arena config's name, ``"bots"``; None: all
+    defaults) with ``key.sub=value`` overrides applied."""
+    return parse_file(path, overrides, "arena", parse_config)
 
 
 def parse_config(raw: dict[str, Any]) -> ArenaConfig:

@@ -19,13 +19,12 @@ are other rounds than a local run records.
 Ray does the placement, the transport and the retries (a task on a lost node
 runs again elsewhere); checkpoint paths must exist on every node.
 
-    python scripts/evaluate.py configs/arena.yaml ray.workers=2
-    python scripts/evaluate.py configs/arena.yaml ray.workers=64 ray.address=auto   # a running cluster
+    python scripts/evaluate.py configs/arena/bots.yaml ray.workers=2
+    python scripts/evaluate.py configs/arena/bots.yaml ray.workers=64 ray.address=auto   # a running cluster
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from itertools import pairwise
 from types import ModuleType
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from agents.arena.config import ArenaConfig
-from agents.arena.duplicate import Mode, Played, duplicate_deals, play, rotations
+from agents.arena.duplicate import Mode, Played, duplicate_deals, merge_played, play, rotations
 from agents.arena.stats import seated
 from agents.arena.tournament import (
     ArenaResult,
@@ -115,28 +114,6 @@ def play_shard(
     )
 
 
-def merge(cuts: list[tuple[np.ndarray, int, int]], parts: list[Played]) -> Played:
-    """The shards' rows (``parts[i]`` played ``cuts[i]``) as one run's: global table and deal
-    indices, ordered by table, then deal, as ``duplicate.play`` orders them."""
-    table = np.concatenate([group[part.table] for (group, _, _), part in zip(cuts, parts, strict=True)])
-    deal = np.concatenate([lo + part.deal for (_, lo, _), part in zip(cuts, parts, strict=True)])
-    order = np.lexsort((deal, table))  # one order for any sharding: rows by table, then deal
-    saved = [
-        dataclasses.replace(game, table=int(group[game.table]), deal=lo + game.deal)
-        for (group, lo, _), part in zip(cuts, parts, strict=True)
-        for game in part.saved
-    ]
-    return Played(
-        table[order],
-        deal[order],
-        np.concatenate([part.points for part in parts])[order],
-        np.concatenate([part.winner for part in parts])[order],
-        sum(part.seconds for part in parts),
-        sum(part.moves for part in parts),
-        saved,
-    )
-
-
 def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaResult:
     """``tournament.run_arena`` with the games played by ``config.ray.workers`` Ray tasks."""
     ray = require_ray()
@@ -188,7 +165,7 @@ def _run(ray: ModuleType, config: ArenaConfig, progress: Progress | None) -> Are
             if report is not None:
                 report(len(parts[index].deal))
         seconds = time.perf_counter() - start
-        return merge(cuts, [parts[index] for index in range(len(cuts))]), seconds
+        return merge_played(cuts, [parts[index] for index in range(len(cuts))]), seconds
 
     played, seconds = run("round", config.deals, config.seed)
     rounds = seated(rules, played, tables, table_pair)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -182,6 +182,29 @@ def play(
         table[order], deal[order], points[order], winner[order],
         sum(p.seconds for p in parts), sum(p.moves for p in parts), saved,
     )  # fmt: skip
+
+
+def merge_played(cuts: list[tuple[np.ndarray, int, int]], parts: list[Played]) -> Played:
+    """The rows of several ``play`` calls as one run's (``parts[i]`` played the tables ``cuts[i][0]``
+    of the run's seatings on its deals ``cuts[i][1]:cuts[i][2]``): global table and deal indices,
+    ordered by table, then deal, as ``play`` orders them."""
+    table = np.concatenate([group[part.table] for (group, _, _), part in zip(cuts, parts, strict=True)])
+    deal = np.concatenate([lo + part.deal for (_, lo, _), part in zip(cuts, parts, strict=True)])
+    order = np.lexsort((deal, table))  # one order for any sharding: rows by table, then deal
+    saved = [
+        replace(game, table=int(group[game.table]), deal=lo + game.deal)
+        for (group, lo, _), part in zip(cuts, parts, strict=True)
+        for game in part.saved
+    ]
+    return Played(
+        table[order],
+        deal[order],
+        np.concatenate([part.points for part in parts])[order],
+        np.concatenate([part.winner for part in parts])[order],
+        sum(part.seconds for part in parts),
+        sum(part.moves for part in parts),
+        saved,
+    )
 
 
 def _play_batch(

@@ -1,12 +1,13 @@
 """Benchmark policies in the duplicate arena.
 
-    domino-evaluate                                              # the shipped config "arena"
-    domino-evaluate arena_draw deals=500 matches=0               # a shipped config, by name
-    python scripts/evaluate.py configs/arena_block.yaml policies=[strong,pimc] bots.pimc.samples=24
-    python scripts/evaluate.py configs/arena.yaml ray.workers=4   # the deals sharded over Ray tasks
+    domino-evaluate                                              # the shipped arena config "bots"
+    domino-evaluate draw deals=500 matches=0                     # a shipped arena config, by name
+    python scripts/evaluate.py configs/arena/block.yaml policies=[strong,pimc] bots.pimc.samples=24
+    python scripts/evaluate.py configs/arena/bots.yaml ray.workers=4   # the deals sharded over Ray tasks
 
-The config is a YAML file or the name of a shipped one (``agents.configuration.SHIPPED_CONFIGS``;
-``domino-evaluate`` and ``python scripts/evaluate.py`` are the same command).
+The config is a YAML file or the name of a shipped arena config (``configs/arena/``,
+``agents.configuration.shipped_configs("arena")``; a training config's name is refused, naming
+``domino-train``). ``domino-evaluate`` and ``python scripts/evaluate.py`` are the same command.
 
 Overrides are ``key.sub=value`` (values read as YAML); unknown keys, wrong
 types and bad presets are rejected with the key named. Results go to the
@@ -21,17 +22,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from agents.arena import distributed
-from agents.arena.config import load_config
+from agents.arena.config import OutputConfig, load_config
 from agents.arena.report import print_result, save
-from agents.arena.tournament import run_arena
+from agents.arena.tournament import ArenaInterrupted, ArenaResult, run_arena
+from agents.cli import error_exit
 from agents.configuration import ConfigError
-from domino_env.files import check_writable, describe_os_error
+from domino_env.files import check_writable
 
-DEFAULT_CONFIG = "arena"
+DEFAULT_CONFIG = "bots"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,11 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             run = distributed.run_arena if config.ray.workers else run_arena  # ray.workers: on Ray
             result = run(config, progress)
     except ConfigError as error:
-        console.print(f"[red]config error:[/red] {escape(str(error))}", soft_wrap=True)
-        return 2
+        return error_exit(console, error, "config error")
     except OSError as error:
-        console.print(f"[red]error:[/red] {escape(describe_os_error(error))}", soft_wrap=True)
-        return 1
+        return error_exit(console, error)
     except MemoryError:
         console.print(
             "[red]out of memory:[/red] lower deals, matches, batch or the search bots' "
@@ -84,23 +83,41 @@ def main(argv: list[str] | None = None) -> int:
             soft_wrap=True,
         )
         return 2
-    except KeyboardInterrupt:  # Ctrl-C: one line, the previous result files untouched
+    except ArenaInterrupted as stopped:  # Ctrl-C after some pairs: theirs are shown and kept
         console.print(
-            "interrupted: the pairs play side by side, so none had finished; nothing was written "
-            "(earlier result files are as they were). Fewer deals finish sooner: deals=N",
+            f"interrupted: {stopped.finished} of {stopped.total} pairs had finished; their results "
+            "follow, saved with '-partial' in the name (earlier result files are as they were)",
+            soft_wrap=True,
+        )
+        print_result(stopped.result, console)
+        written = _save(stopped.result, config.output, "-partial", console)
+        return 128 + signal.SIGINT if written else 1
+    except KeyboardInterrupt:  # Ctrl-C before the first pair finished: one line
+        sharded = (
+            "ray.workers shares the deals of all pairs out, so none had finished"
+            if config.ray.workers
+            else ""
+        )
+        console.print(
+            f"interrupted: {sharded or 'no pair had finished'}; nothing was written (earlier result "
+            "files are as they were). Fewer deals finish sooner: deals=N",
             soft_wrap=True,
         )
         return 128 + signal.SIGINT
     print_result(result, console)
-    out = config.output
-    stem = Path(out.dir) / (out.name or f"{result.preset}-{result.players}p")
+    return 0 if _save(result, config.output, "", console) else 1
+
+
+def _save(result: ArenaResult, out: OutputConfig, suffix: str, console: Console) -> bool:
+    """Write the result files ``out`` asks for (their names end in ``suffix``); False if the disk refused."""
+    stem = Path(out.dir) / ((out.name or f"{result.preset}-{result.players}p") + suffix)
     try:
         for path in save(result, stem, out.json, out.csv, out.plot):
             console.print(f"wrote {path}")
     except OSError as error:  # the disk filled up during the run: the previous files are still whole
-        console.print(f"[red]error:[/red] {escape(describe_os_error(error))}", soft_wrap=True)
-        return 1
-    return 0
+        error_exit(console, error)
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -2,26 +2,27 @@
 
 ``run_arena(config)`` plays every pair of policies (round robin) or the first
 policy against each of the others (head to head) on the same seeded deals, every
-deal once per seat rotation (``duplicate``), all pairs batched together; then,
-when ``config.matches`` > 0, the same with whole games to the target
-(``mode="match"``). It reports per pair the paired difference in points per round
-with its 95% CI, round and match win rates, and per policy its overall numbers
-and openskill rating (``stats``). ``report`` prints and saves the result, with the
-rounds that ``config.save_games`` asks for as game records.
+deal once per seat rotation (``duplicate``), and when ``config.matches`` > 0 the
+same with whole games to the target (``mode="match"``): one pair after another, so
+that Ctrl-C keeps the pairs that had finished (``ArenaInterrupted``). It reports per
+pair the paired difference in points per round with its 95% CI, round and match win
+rates, and per policy its overall numbers and openskill rating (``stats``). ``report``
+prints and saves the result, with the rounds that ``config.save_games`` asks for as game
+records.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
 from agents.arena.config import ArenaConfig
-from agents.arena.duplicate import Mode, Played, duplicate_deals, play, rotations
+from agents.arena.duplicate import Mode, Played, duplicate_deals, merge_played, play, rotations
 from agents.arena.stats import PairResult, PolicyResult, Seated, pair_result, policy_results, ratings, seated
 from agents.bots.registry import Bot, load_policy
 from agents.configuration import ConfigError
@@ -78,27 +79,87 @@ def seatings(rotation: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.nda
     return tables, np.repeat(np.arange(len(pairs)), len(rotation))
 
 
+class ArenaInterrupted(KeyboardInterrupt):
+    """Ctrl-C after some pairs had finished: ``result`` is the arena of those pairs alone, on the
+    run's deals (a KeyboardInterrupt still, for callers that only know that one)."""
+
+    def __init__(self, result: ArenaResult, finished: int, total: int) -> None:
+        super().__init__(f"interrupted after {finished} of {total} pairs")
+        self.result, self.finished, self.total = result, finished, total
+
+
 def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaResult:
+    """Play the config's pairs one after another, each on every deal in every seat rotation (rounds,
+    then matches), so that Ctrl-C keeps the pairs already finished (``ArenaInterrupted``). A pair's
+    rows are what one batch of all the pairs would give (``duplicate``: a row depends on its deal and
+    its table alone), timings and the stochastic policies' samples aside."""
     rules = config.build_rules()
     names = display_names(config.policies)
     policies = _build_policies(config, rules)
     pairs = schedule_pairs(len(names), config.format)
     rotation = rotations(rules)
-    tables, table_pair = seatings(rotation, pairs)
-
-    def run(mode: Mode, count: int, seed: int):
-        deals, openers = duplicate_deals(rules, count, seed)
-        report = progress(f"{mode}s", len(tables) * count) if progress else None
-        start = time.perf_counter()
-        save = config.save_games if mode == "round" else 0
-        played = play(rules, policies, tables, deals, openers, mode, config.batch, seed, report, save)
-        return seated(rules, played, tables, table_pair), time.perf_counter() - start, played
-
-    rounds, seconds, played = run("round", config.deals, config.seed)
-    matches, match_seconds = None, 0.0
+    tables, _ = seatings(rotation, pairs)
+    modes: list[tuple[Mode, int, int]] = [("round", config.deals, config.seed)]
     if config.matches:
-        matches, match_seconds, _ = run("match", config.matches, config.seed + 1)
-    return arena_result(config, rules, names, pairs, tables, played, rounds, matches, seconds, match_seconds)
+        modes.append(("match", config.matches, config.seed + 1))
+    deals = {mode: duplicate_deals(rules, count, seed) for mode, count, seed in modes}
+    reports = {
+        mode: progress(f"{mode}s", len(tables) * count) if progress else None for mode, count, _ in modes
+    }
+    saves = [len(share) for share in np.array_split(np.arange(config.save_games), len(pairs))]
+    parts: dict[Mode, list[Played]] = {mode: [] for mode, _, _ in modes}
+    seconds: dict[Mode, float] = {mode: 0.0 for mode, _, _ in modes}
+    try:
+        for index in range(len(pairs)):
+            seats = tables[index * len(rotation) : (index + 1) * len(rotation)]
+            for mode, _, seed in modes:
+                start = time.perf_counter()
+                save = saves[index] if mode == "round" else 0
+                parts[mode].append(
+                    play(rules, policies, seats, *deals[mode], mode, config.batch, seed, reports[mode], save)
+                )
+                seconds[mode] += time.perf_counter() - start
+    except KeyboardInterrupt:
+        finished = len(parts[modes[-1][0]])  # pairs with every mode played
+        if not finished:
+            raise
+        kept = sorted({policy for pair in pairs[:finished] for policy in pair})
+        renumber = {old: new for new, old in enumerate(kept)}
+        finished_pairs = [(renumber[a], renumber[b]) for a, b in pairs[:finished]]
+        result = _assemble(
+            config, rules, [names[i] for i in kept], finished_pairs, rotation,
+            {mode: part[:finished] for mode, part in parts.items()}, seconds, kept,
+        )  # fmt: skip
+        raise ArenaInterrupted(result, finished, len(pairs)) from None
+    return _assemble(config, rules, names, pairs, rotation, parts, seconds, list(range(len(names))))
+
+
+def _assemble(
+    config: ArenaConfig,
+    rules: Rules,
+    names: list[str],
+    pairs: list[tuple[int, int]],
+    rotation: np.ndarray,
+    parts: dict[Mode, list[Played]],
+    seconds: dict[Mode, float],
+    kept: list[int],
+) -> ArenaResult:
+    """The result of the pairs ``parts`` played in order (``kept``: the config's policies they use)."""
+    tables, table_pair = seatings(rotation, pairs)
+    width = len(rotation)
+
+    def joined(mode: Mode) -> Played:
+        cuts = [(np.arange(i * width, (i + 1) * width), 0, 0) for i in range(len(pairs))]
+        whole = merge_played(cuts, parts[mode])
+        return replace(whole, seconds=whole.seconds[kept], moves=whole.moves[kept])
+
+    played = joined("round")
+    rounds = seated(rules, played, tables, table_pair)
+    matches = seated(rules, joined("match"), tables, table_pair) if "match" in parts else None
+    match_seconds = seconds.get("match", 0.0)
+    return arena_result(
+        config, rules, names, pairs, tables, played, rounds, matches, seconds["round"], match_seconds
+    )
 
 
 def display_names(specs: list[str]) -> list[str]:

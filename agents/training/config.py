@@ -37,7 +37,7 @@ from agents.configuration import (
     build_rules,
     check_bot_options,
     check_plain_name,
-    read_raw,
+    parse_file,
     unknown_name,
 )
 from domino_env.engine.rules import Rules
@@ -345,8 +345,9 @@ folder can be moved to another ``output_dir``)."""
 
 
 def load_train_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConfig:
-    """The config in ``path`` (YAML; None: defaults) with ``key.sub=value`` overrides, fully checked."""
-    return parse_train_config(read_raw(path, overrides))
+    """The config in ``path`` (a YAML file or a shipped training config's name, ``"quickstart"``; None:
+    defaults) with ``key.sub=value`` overrides, fully checked."""
+    return parse_file(path, overrides, "train", parse_train_config)
 
 
 def parse_train_config(raw: dict[str, Any]) -> TrainConfig:

@@ -20,10 +20,10 @@ from typing import Any
 import yaml
 from pydantic import Field
 from rich.console import Console
-from rich.markup import escape
 
 from agents.bots.registry import checkpoint_path
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
+from agents.cli import error_exit
 from agents.configuration import ConfigError, ConfigModel, load_yaml
 from agents.training.checkpoint import POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
 
@@ -57,7 +57,7 @@ class ModelCard(ConfigModel):
     method: str
     """How it was trained, in a few words (``distillation: playouts, after-state inputs``)."""
     config: str
-    """The training config (``configs/<x>.yaml``), run as ``python scripts/train.py <config>``."""
+    """The training config (``configs/train/<x>.yaml``), run as ``python scripts/train.py <config>``."""
     commit: str
     """The commit the run was trained at."""
     training_minutes: float = Field(ge=0)
@@ -167,8 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             write_card(checkpoint_path(args.agent), ModelCard.parse(raw))
         card = read_card(args.agent)
     except (ConfigError, CheckpointError, ValueError, OSError) as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
-        return 2
+        return error_exit(console, error)
     if card is None:
         console.print(f"{args.agent}: no model card", soft_wrap=True)
         return 1

@@ -1,11 +1,13 @@
 """RLlib's PPO on dominoes: every seat played by one shared, action-masked policy.
 
-    python scripts/train_rllib.py configs/rllib_block.yaml iterations=5
-    python scripts/train_rllib.py configs/rllib_block.yaml ray.workers=4 ray.address=auto
+    python scripts/train_rllib.py block iterations=5   # the shipped RLlib config, by name
+    python scripts/train_rllib.py configs/rllib/block.yaml ray.workers=4 ray.address=auto
 
-The config is a training config (``agents.training.config``), read by the same
-checks; the keys RLlib has a meaning for (``RLLIB_KEYS``) become its ``PPOConfig``:
-``num_games * rollout_steps`` env steps per iteration, ``ppo.epochs`` over
+The config is a YAML file or the name of a shipped RLlib config (``configs/rllib/``; the
+training and arena configs' names are refused, naming their commands). It is a training
+config (``agents.training.config``), read by the same checks; the keys RLlib has a meaning
+for (``RLLIB_KEYS``) become its ``PPOConfig``: ``num_games * rollout_steps`` env steps per
+iteration, ``ppo.epochs`` over
 ``ppo.minibatches`` minibatches, the learning rate, discount, GAE lambda, clip,
 entropy and value coefficients, gradient clip, the trunk widths, ``seed``, and
 ``ray.workers`` env runners (0: sampling in the driver). Any other key set in the
@@ -26,10 +28,10 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from agents.arena.distributed import connect, require_ray
-from agents.configuration import ConfigError, read_raw
+from agents.cli import error_exit
+from agents.configuration import ConfigError, parse_file
 from agents.training.config import SELF, TrainConfig, parse_train_config
 
 RLLIB_KEYS = {
@@ -67,12 +69,17 @@ SEAT_RETURN = "agent_episode_returns_mean"
 
 
 def load_rllib_config(path: str, overrides: list[str]) -> TrainConfig:
-    """The training config at ``path`` with overrides, refusing keys RLlib's PPO here would ignore."""
+    """The training config at ``path`` (a YAML file or a shipped RLlib config's name, ``"block"``) with
+    overrides, refusing keys RLlib's PPO here would ignore."""
     overrides = [
         f"total_updates={item.partition('=')[2]}" if item.startswith("iterations=") else item
         for item in overrides
     ]
-    raw = read_raw(path, overrides)
+    return parse_file(path, overrides, "rllib", parse_rllib_config)
+
+
+def parse_rllib_config(raw: dict[str, Any]) -> TrainConfig:
+    """A checked training config from a nested dict, refusing keys RLlib's PPO here would ignore."""
     for key, value in raw.items():
         allowed = RLLIB_KEYS.get(key, set())
         if allowed is None:
@@ -188,13 +195,12 @@ def train(config: TrainConfig, console: Console | None = None) -> dict[str, Any]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", help="YAML training config (configs/rllib_block.yaml)")
+    parser.add_argument("config", help="YAML training config or shipped RLlib config name (block)")
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides; iterations=N")
     args = parser.parse_args(argv)
     console = Console()
     try:
         train(load_rllib_config(args.config, args.overrides), console)
     except ConfigError as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
-        return 2
+        return error_exit(console, error)
     return 0

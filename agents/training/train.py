@@ -1,12 +1,13 @@
 """Train a PPO policy by batched self-play (one network plays every seat), CleanRL style.
 
-    python scripts/train.py configs/quickstart.yaml
-    domino-train block total_updates=2000 ppo.lr=0.0001 num_games=512  # a shipped config, by name
+    python scripts/train.py configs/train/quickstart.yaml
+    domino-train block total_updates=2000 ppo.lr=0.0001 num_games=512  # a shipped training config, by name
     domino-train quickstart --resume  # continue runs/<name>/ from its last checkpoint
     tensorboard --logdir runs
 
-The config is a YAML file or the name of a shipped one (``agents.configuration.SHIPPED_CONFIGS``);
-``domino-train`` and ``python scripts/train.py`` are the same command.
+The config is a YAML file or the name of a shipped training config (``configs/train/``,
+``agents.configuration.shipped_configs("train")``; an arena or RLlib config's name is refused,
+naming its command). ``domino-train`` and ``python scripts/train.py`` are the same command.
 
 Each update plays ``rollout_steps`` table steps of ``num_games`` games from fresh
 deals seeded by (seed, update), then runs the PPO epochs. Fresh deals per update
@@ -59,13 +60,13 @@ import numpy as np
 import torch
 import yaml
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from torch.utils.tensorboard import SummaryWriter
 
 from agents.arena.config import ArenaConfig
 from agents.arena.tournament import run_arena
 from agents.bots.registry import BOT_NAMES, checkpoint_path, load_policy, make_bot
+from agents.cli import error_exit
 from agents.configuration import ConfigError
 from agents.training.checkpoint import (
     FORMAT,
@@ -110,12 +111,11 @@ from agents.training.run_lock import RunLock
 from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
 from domino_env.envs.selfplay import SelfPlay
-from domino_env.files import describe_os_error
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", help="YAML config file or shipped config name (quickstart)")
+    parser.add_argument("config", help="YAML config file or shipped training config name (quickstart)")
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
     parser.add_argument("--resume", action="store_true", help="continue from the run's last checkpoint")
     args = parser.parse_args(argv)
@@ -125,12 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_train_config(args.config, args.overrides)
         stats = train(config, resume=args.resume, console=console)
-    except (ConfigError, CheckpointError) as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
-        return 2
-    except OSError as error:  # an unwritable folder, a full disk: one line naming the path
-        console.print(f"[red]error:[/red] {escape(describe_os_error(error))}", soft_wrap=True)
-        return 1
+    except (ConfigError, CheckpointError, OSError) as error:  # OSError: a folder, a full disk
+        return error_exit(console, error)
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say how to go on, no traceback
         signum = signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT
         console.print(_how_to_resume(stop, config, args), markup=False, highlight=False, soft_wrap=True)

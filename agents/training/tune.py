@@ -1,8 +1,8 @@
 """Sweeps with Ray Tune: search spaces over any training config key, ASHA early stopping.
 
-    python scripts/tune.py configs/quickstart.yaml "ppo.lr=loguniform(1e-4, 1e-3)" tune.samples=8
-    python scripts/tune.py configs/quickstart.yaml "seed=grid([0, 1, 2])" "ppo.ent_coef=choice([0, 0.01])"
-    python scripts/tune.py configs/quickstart.yaml "ppo.lr=grid([1e-4, 3e-4])" ray.address=auto
+    python scripts/tune.py configs/train/quickstart.yaml "ppo.lr=loguniform(1e-4, 1e-3)" tune.samples=8
+    python scripts/tune.py quickstart "seed=grid([0, 1, 2])" "ppo.ent_coef=choice([0, 0.01])"  # by name
+    python scripts/tune.py configs/train/quickstart.yaml "ppo.lr=grid([1e-4, 3e-4])" ray.address=auto
 
 An override whose value is ``grid([...])``, ``choice([...])``, ``uniform(a, b)``,
 ``loguniform(a, b)`` or ``randint(a, b)`` (b excluded) is a search space over that key;
@@ -32,10 +32,10 @@ from typing import Any
 import yaml
 from pydantic import Field
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from agents.arena.distributed import connect, require_ray
+from agents.cli import error_exit
 from agents.configuration import (
     YAML_ERRORS,
     ConfigError,
@@ -158,7 +158,7 @@ def sweep(path: str, overrides: list[str], console: Console | None = None) -> tu
     ray_settings = RayConfig.parse(ray_raw)
     if ray_settings.workers:
         raise ConfigError("ray.workers: tune runs each trial on one CPU; set ray.address to use a cluster")
-    raw = read_raw(path, plain)
+    raw = read_raw(path, plain, kind="train")
     raw.pop("ray", None)
     scored_against_strong(raw)
     config = parse_train_config(raw)
@@ -231,7 +231,7 @@ def write_results(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", help="YAML training config (configs/quickstart.yaml)")
+    parser.add_argument("config", help="YAML training config (configs/train/quickstart.yaml)")
     parser.add_argument(
         "overrides", nargs="*", help='key=value, key="loguniform(1e-4, 1e-3)", tune.samples=N'
     )
@@ -240,6 +240,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sweep(args.config, args.overrides, console)
     except ConfigError as error:
-        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True)
-        return 2
+        return error_exit(console, error)
     return 0

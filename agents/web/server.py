@@ -338,38 +338,45 @@ def create_app(
         async with table.lock:
             return game.view()
 
-    @app.post("/api/play/move")
-    async def play_move(move: Move, table: Table) -> dict[str, Any]:
+    async def changed(table: Table, change: Callable[[PlayGame], Awaitable[None]]) -> dict[str, Any]:
+        """``change`` made to the table's game under its lock, then the table saved: the new view."""
         game = playing(table)
         async with table.lock:
-            game.human_move(move.action)
+            await change(game)
             sessions.save(table)
             return game.view()
+
+    @app.post("/api/play/move")
+    async def play_move(move: Move, table: Table) -> dict[str, Any]:
+        async def human_move(game: PlayGame) -> None:
+            game.human_move(move.action)
+
+        return await changed(table, human_move)
 
     @app.post("/api/play/advance")
     async def play_advance(table: Table) -> dict[str, Any]:
         """One opponent move (the page calls this until it is the person's turn, so moves show one by one)."""
-        game = playing(table)
-        async with table.lock:
-            if game.bot_to_move:
-                seat, obs, mask = game.bot_position()
-                policy = game.policies[seat]
-                if isinstance(policy, Searcher):
-                    action = await searches.move(policy.name, game.rules, obs, mask)
-                else:
-                    chosen = await anyio.to_thread.run_sync(policy, obs, mask, limiter=light)
-                    action = int(np.asarray(chosen)[0])
-                game.bot_play(seat, action)
-                sessions.save(table)
-            return game.view()
+
+        async def bot_move(game: PlayGame) -> None:
+            if not game.bot_to_move:
+                return
+            seat, obs, mask = game.bot_position()
+            policy = game.policies[seat]
+            if isinstance(policy, Searcher):
+                action = await searches.move(policy.name, game.rules, obs, mask)
+            else:
+                chosen = await anyio.to_thread.run_sync(policy, obs, mask, limiter=light)
+                action = int(np.asarray(chosen)[0])
+            game.bot_play(seat, action)
+
+        return await changed(table, bot_move)
 
     @app.post("/api/play/next")
     async def play_next(table: Table) -> dict[str, Any]:
-        game = playing(table)
-        async with table.lock:
+        async def next_round(game: PlayGame) -> None:
             game.next_round()
-            sessions.save(table)
-            return game.view()
+
+        return await changed(table, next_round)
 
     def hint_agent(rules: Rules) -> str:
         """The trained agent that gives hints for these rules: the one named after them."""
