@@ -371,6 +371,14 @@ def test_ctrl_c_keeps_the_pairs_that_had_finished(tmp_path: Path, monkeypatch, c
     assert out.startswith("interrupted: no pair had finished") and len(out.splitlines()) <= 2
     assert not list(tmp_path.glob("early*"))
 
+    def interrupted_while_reading(*a: Any, **k: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "load_config", interrupted_while_reading)  # before any config exists
+    assert evaluate.main(args) == 130
+    out = capsys.readouterr().out
+    assert out.startswith("interrupted: no pair had finished") and "Traceback" not in out
+
 
 # 11. PettingZoo env misuse.
 

@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     if "=" in config_path:  # only overrides were given
         config_path, overrides = DEFAULT_CONFIG, [config_path, *overrides]
     console = Console()
+    config = None  # Ctrl-C may come while it is read
     try:
         config = load_config(config_path, overrides)
         if config.ray.workers:
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C before the first pair finished: one line
         sharded = (
             "ray.workers shares the deals of all pairs out, so none had finished"
-            if config.ray.workers
+            if config is not None and config.ray.workers
             else ""
         )
         console.print(
