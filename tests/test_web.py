@@ -33,6 +33,7 @@ with warnings.catch_warnings():  # starlette asks for httpx2; its TestClient sti
 from agents.arena.config import ArenaConfig
 from agents.arena.report import save
 from agents.arena.tournament import run_arena
+from agents.bots.registry import load_policy
 from agents.bots.trained import SHIPPED_DIR
 from agents.web.cli import checkpoint_files
 from agents.web.cli import main as serve_main
@@ -198,6 +199,33 @@ def test_each_browser_keeps_its_own_games(client: TestClient, games_dir: Path) -
     assert client.get("/api/play").status_code == 200
     other = TestClient(client.app, base_url="http://127.0.0.1", headers=ORIGIN)
     assert other.get("/api/play").status_code == 404
+
+
+def test_a_hint_is_the_trained_agents_move_read_from_the_players_seat(client: TestClient) -> None:
+    client.cookies.clear()
+    view = client.post("/api/play", json={"preset": "block", "seat": 1, "seed": 8}).json()
+    if view["to_play"] != 1:
+        assert "not your turn" in client.get("/api/play/hint").json()["error"]
+        while view["to_play"] != 1:
+            view = client.post("/api/play/advance").json()
+    hint = client.get("/api/play/hint").json()
+    assert hint["agent"] == "block-2p"
+    assert hint["action"] in {move["action"] for move in view["legal"]}
+    (game,) = [s.play for s in client.app.state.sessions.sessions.values() if s.play is not None]
+    obs, mask = game.hint_position()
+    probabilities = load_policy("block-2p", game.rules).probabilities(obs, mask)[0]
+    assert hint["action"] == int(np.argmax(np.where(mask[0], probabilities, -1)))
+    assert hint["p"] == pytest.approx(float(probabilities[hint["action"]]))
+    # The hidden tiles change (the opponent's hand swapped with the boneyard's): the hint cannot.
+    shown = game.round
+    count = len(shown.hands[0])
+    shown.hands[0], shown.boneyard = sorted(shown.boneyard[:count]), shown.boneyard[count:] + shown.hands[0]
+    assert client.get("/api/play/hint").json() == hint
+    client.cookies.clear()
+    client.post("/api/play", json={"preset": "block", "players": 3, "seat": 0, "seed": 1})
+    response = client.get("/api/play/hint")
+    assert response.status_code == 404
+    assert "no trained agent for block with 3 players gives hints" in response.json()["error"]
 
 
 @pytest.mark.parametrize(
@@ -631,6 +659,31 @@ def test_a_round_played_with_the_keyboard_alone(server: tuple[str, object], brow
     page.keyboard.press("Enter")
     assert settle(page) in ("your-move", "round-over")
     assert page.locator("#play-table g.domino").count() < 28 and page.is_hidden("#error")
+    page.close()
+
+
+def test_the_hint_is_off_until_ticked_then_names_a_playable_tile(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, _ = server
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(f"{url}/?pace=0")
+    page.evaluate("localStorage.removeItem('domino-hint')")
+    page.reload()
+    for seed in range(3, 40):  # a deal where it is the player's move
+        start_game(page, seat=0, seed=seed)
+        if page.get_attribute("body", "data-play") == "your-move":
+            break
+    assert not page.is_checked("#hint-on")
+    assert page.inner_text("#hint") == ""
+    assert not [u for u in asked if "/api/play/hint" in u], "a hint was asked for with the box unticked"
+    page.check("#hint-on")
+    page.wait_for_selector("#play-hand svg.tile.hinted")
+    hinted = page.locator("#play-hand svg.tile.hinted")
+    assert hinted.count() == 1 and "legal" in hinted.get_attribute("class")
+    assert page.inner_text("#hint").startswith(f"block-2p would play {hinted.get_attribute('data-tile')}")
     page.close()
 
 
