@@ -20,11 +20,12 @@ from agents.training import rllib
 
 torch = pytest.importorskip("torch")  # domino-train imports it
 
-from agents.training import train  # noqa: E402
+from agents.training import train, tune  # noqa: E402
 
-MAINS = {"train": train.main, "arena": evaluate.main, "rllib": rllib.main}
-"""Each kind's command: domino-train, domino-evaluate, scripts/train_rllib.py (its config is checked
-before Ray is looked for, so these run without the ray extra)."""
+MAINS = {"train": train.main, "arena": evaluate.main, "rllib": rllib.main, "tune": tune.main}
+"""Each kind's command: domino-train, domino-evaluate, scripts/train_rllib.py, and scripts/tune.py, which
+sweeps training configs (the configs are checked before Ray is looked for, so these run without the ray
+extra)."""
 
 
 def _run(kind: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -123,6 +124,7 @@ def test_old_paths_suggest_the_new_file(tmp_path, monkeypatch) -> None:
     ("kind", "file", "hint"),
     [
         ("train", "arena/bots.yaml", "an arena config: run it with domino-evaluate"),
+        ("tune", "arena/bots.yaml", "an arena config: run it with domino-evaluate"),
         ("arena", "train/quickstart.yaml", "a training config: run it with domino-train"),
         ("arena", "rllib/block.yaml", "an RLlib config: run it with python scripts/train_rllib.py"),
         ("rllib", "arena/trained_block.yaml", "an arena config: run it with domino-evaluate"),

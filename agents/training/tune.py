@@ -43,9 +43,9 @@ from agents.configuration import (
     RayConfig,
     apply_override,
     load_yaml,
-    read_raw,
+    parse_file,
 )
-from agents.training.config import parse_train_config
+from agents.training.config import TrainConfig, parse_train_config
 
 SPACES = ("grid", "choice", "uniform", "loguniform", "randint")
 """The search-space functions an override's value may call."""
@@ -158,10 +158,13 @@ def sweep(path: str, overrides: list[str], console: Console | None = None) -> tu
     ray_settings = RayConfig.parse(ray_raw)
     if ray_settings.workers:
         raise ConfigError("ray.workers: tune runs each trial on one CPU; set ray.address to use a cluster")
-    raw = read_raw(path, plain, kind="train")
-    raw.pop("ray", None)
-    scored_against_strong(raw)
-    config = parse_train_config(raw)
+
+    def checked(raw: dict[str, Any]) -> tuple[dict[str, Any], TrainConfig]:
+        raw.pop("ray", None)
+        scored_against_strong(raw)
+        return raw, parse_train_config(raw)
+
+    raw, config = parse_file(path, plain, "train", checked)  # another kind's file: the command to run
     if config.eval.every <= 0:
         raise ConfigError("eval.every must be positive: trials are compared by their evaluations")
     check_spaces(raw, spaces)
