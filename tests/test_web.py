@@ -37,7 +37,7 @@ from agents.bots.registry import load_policy
 from agents.bots.trained import SHIPPED_DIR
 from agents.web.cli import checkpoint_files
 from agents.web.cli import main as serve_main
-from agents.web.server import create_app, games_in
+from agents.web.server import SESSION_COOKIE, create_app, games_in
 from agents.web.state import result_view
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import Round, deal_to_hands
@@ -211,7 +211,7 @@ def test_a_hint_is_the_trained_agents_move_read_from_the_players_seat(client: Te
     hint = client.get("/api/play/hint").json()
     assert hint["agent"] == "block-2p"
     assert hint["action"] in {move["action"] for move in view["legal"]}
-    (game,) = [s.play for s in client.app.state.sessions.sessions.values() if s.play is not None]
+    game = client.app.state.sessions.find(client.cookies[SESSION_COOKIE]).play
     obs, mask = game.hint_position()
     probabilities = load_policy("block-2p", game.rules).probabilities(obs, mask)[0]
     assert hint["action"] == int(np.argmax(np.where(mask[0], probabilities, -1)))
