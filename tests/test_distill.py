@@ -445,6 +445,26 @@ def test_cached_labels_follow_the_content_of_the_teachers_networks(tmp_path: Pat
     assert before[0] != after[0] and not np.array_equal(before[1], after[1], equal_nan=True)
 
 
+def test_a_refined_network_labels_the_positions_its_own_play_reaches(tmp_path: Path) -> None:
+    """With ``model.init`` round 0's positions come from the trained network's sampled play, not from
+    ``strong``'s, and its cached labels are keyed on its weights."""
+    settings = {**DISTILL["distill"], "rounds": 1, "games": 16}  # several moves deep: the play shows
+    first = distill_config(tmp_path, "first", total_updates=0, eval={"every": 0}, distill=settings)
+    train_script.train(first)
+    init = str(first.run_dir / "checkpoints" / "update_000000.pt")
+    refined = distill_config(
+        tmp_path, "refined", total_updates=0, eval={"every": 0}, distill=settings,
+        model={**DISTILL["model"], "init": init},
+    )  # fmt: skip
+    train_script.train(refined)
+    strong_play, own_play = (run.run_dir / "teacher" / "round_000" for run in (first, refined))
+    assert not np.array_equal(np.load(strong_play / "obs.npy"), np.load(own_play / "obs.npy"))
+    plain, keyed = ((folder / "key.txt").read_text() for folder in (strong_play, own_play))
+    assert keyed.startswith(plain) and len(keyed) > len(plain)  # the same settings, and the weights
+    refit = weights(refined.run_dir / "checkpoints" / "update_000000.pt")
+    assert any(not torch.equal(refit[k], v) for k, v in weights(init).items())  # it learned from there
+
+
 def test_epochs_stream_the_data_set_chunk_by_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Training on labels mapped from their files, a few positions in memory at a time, gives the weights
     of training on the whole set held in memory: the chunks are cut from one shuffle of the set."""

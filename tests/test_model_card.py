@@ -56,3 +56,19 @@ def test_a_card_must_fit_its_file(tmp_path: Path) -> None:
     updated = read_card(path).model_copy(update={"notes": "retrained"})
     write_card(path, updated)
     assert read_card(path).notes == "retrained"
+
+
+def test_the_table_says_how_each_training_time_was_taken(tmp_path: Path) -> None:
+    """A time from a shared machine or cached labels is not the bound a user can expect: the row says
+    which it is, and the peak memory where it was measured."""
+    from agents.training.model_card import agents_table
+
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    card = read_card(path)
+    write_card(path, card.model_copy(update={"training_minutes": 22.4, "timed_alone": True,
+                                             "peak_memory_gib": 1.96}))  # fmt: skip
+    assert "22 min (alone), 2.0 GiB peak |" in agents_table(tmp_path)
+    write_card(path, card.model_copy(update={"timed_alone": False, "peak_memory_gib": None}))
+    row = agents_table(tmp_path).splitlines()[-1]
+    assert row.endswith(f"{card.training_minutes:.0f} min (shared machine) |") and "GiB" not in row

@@ -61,7 +61,10 @@ class ModelCard(ConfigModel):
     commit: str
     """The commit the run was trained at."""
     training_minutes: float = Field(ge=0)
-    """Wall-clock minutes of the documented command, on the 2-core machine."""
+    """Wall-clock minutes of the run, on the 2-core machine."""
+    timed_alone: bool = False
+    """True: ``training_minutes`` is the documented command from scratch, alone on the 2-core machine
+    (the bound a user can expect); False: the run shared the machine, or reused cached labels."""
     peak_memory_gib: float | None = Field(None, ge=0)
     """Peak resident memory of the run (``/usr/bin/time -v``), where measured."""
     results: list[Result] = Field(default_factory=list)
@@ -104,6 +107,13 @@ def _figure(result: Result | None) -> str:
     return f"**{text}**" if result.diff - result.ci > 0 else text
 
 
+def _cost(card: ModelCard) -> str:
+    """Training time and memory as measured: a time taken on a shared machine says so."""
+    where = "alone" if card.timed_alone else "shared machine"
+    memory = f", {card.peak_memory_gib:.1f} GiB peak" if card.peak_memory_gib is not None else ""
+    return f"{card.training_minutes:.0f} min ({where}){memory}"
+
+
 def agents_table(folder: Path = SHIPPED_DIR) -> str:
     """The Markdown table of the default agents, one row per preset, from their cards."""
     lines = [
@@ -118,7 +128,7 @@ def agents_table(folder: Path = SHIPPED_DIR) -> str:
         deals = f" ({pimc.deals:,} deals, seed {pimc.seed})" if pimc else ""
         lines.append(
             f"| {card.preset} {card.players}p | `{name}` | {_figure(card.result('strong'))} | "
-            f"{_figure(pimc)}{deals} | {card.method}; `{card.config}`, {card.training_minutes:.0f} min |"
+            f"{_figure(pimc)}{deals} | {card.method}; `{card.config}`, {_cost(card)} |"
         )
     return "\n".join(lines)
 

@@ -519,7 +519,8 @@ def _distill(
     then train on every position labelled so far.
 
     Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
-    (DAgger: the labels cover the states the network reaches). Each round's labels are cached in
+    (DAgger: the labels cover the states the network reaches); with ``model.init`` (a trained network
+    refined by a better teacher) round 0's too. Each round's labels are cached in
     ``<run>/teacher/`` under a key of everything they depend on, so a run killed here and started
     again skips the search it has done; every round has its own seeds, cached or not. With ``fleet``
     (``ray.workers``) the search is shared out to its actors, each batch seeded by itself.
@@ -537,10 +538,11 @@ def _distill(
             source.append(settings.pile_samples)
         if fleet is not None:  # a seed per batch, not one stream: the labels may differ from a local run's
             source.append("ray")
-        key = json.dumps(source) + (_digest(model) if round_ else "")
+        own_play = round_ > 0 or bool(config.model.init)  # the positions the network itself reaches
+        key = json.dumps(source) + (_digest(model) if own_play else "")
         data = load_labels(cache, key, obs_size, rules.num_actions)
         if data is None:
-            if round_ == 0:
+            if not own_play:
                 behaviour = make_bot("strong", rules, seed)
             else:
                 generator = torch.Generator(device=device).manual_seed(seed)
