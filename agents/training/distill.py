@@ -20,7 +20,6 @@ import mmap
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -313,23 +312,6 @@ def distill_loss(
     return policy_loss, value_loss, stats
 
 
-def _prepare_chunk(
-    model: ActorCritic, data: Labelled | LabelRounds, shuffled_rows: np.ndarray, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, MoveInputs | None, torch.Tensor]:
-    """One chunk of ``distill_epochs``: its rows read in file order (sequential reads from a mapped
-    file), their move inputs, and where each row of the shuffled order now lies."""
-    rows = np.sort(shuffled_rows)
-    place = np.argsort(np.argsort(shuffled_rows))  # shuffled index -> sorted row
-    part = gather(data, rows)
-    obs = torch.from_numpy(part.obs).to(device)
-    mask = torch.from_numpy(part.mask).to(device)
-    values = torch.from_numpy(np.nan_to_num(part.values, nan=0.0)).to(device)
-    # Move features once per chunk; the observations are encoded per minibatch (1.5 KB a position
-    # encoded, against 0.2 KB raw).
-    moves = data_set_moves(model, obs, mask) if model.uses_move_features else None
-    return obs, mask, values, moves, torch.from_numpy(place).to(device)
-
-
 def data_set_moves(model: ActorCritic, obs: torch.Tensor, mask: torch.Tensor) -> MoveInputs:
     """The move inputs of every position, computed a chunk at a time (their NumPy intermediates are
     large) into arrays allocated once, so that the set never exists twice.
@@ -390,10 +372,9 @@ def distill_epochs(
     on the mean of noisy labels instead of wandering with the last minibatches.
 
     Memory is bounded by ``TRAIN_CHUNK``, not by the data set: each epoch's shuffled order is cut
-    into chunks of whole minibatches, and only two chunks' rows (and their move inputs, the largest
-    arrays) are in memory at a time, the one training and the next one being read. ``data`` may be
-    memory-mapped files (``load_labels``): a chunk reads its rows from them and releases them
-    afterwards. The minibatches are those of one
+    into chunks of whole minibatches, and only one chunk's rows (and their move inputs, the largest
+    arrays) are gathered at a time. ``data`` may be memory-mapped files (``load_labels``):
+    a chunk reads its rows from them and releases them afterwards. The minibatches are those of one
     shuffle of the whole set, so the result does not depend on the chunk size.
     """
     stats: dict[str, list[float]] = {}
@@ -401,43 +382,45 @@ def distill_epochs(
     steps = epochs * -(-len(data) // batch)
     chunk = max(batch, TRAIN_CHUNK // batch * batch)
     done = 0
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        for _ in range(epochs):
-            stats = {}
-            order = rng.permutation(len(data))
-            parts = [order[first : first + chunk] for first in range(0, len(data), chunk)]
-            # The next chunk is read and its move inputs computed on a second thread while this one
-            # trains (NumPy and torch release the GIL): the same chunks in the same order, so the
-            # same weights, on the core the teacher's actors leave idle during the fit.
-            ahead = reader.submit(_prepare_chunk, model, data, parts[0], device) if parts else None
-            for index in range(len(parts)):
-                obs, mask, values, moves, shuffled = ahead.result()
-                if index + 1 < len(parts):
-                    ahead = reader.submit(_prepare_chunk, model, data, parts[index + 1], device)
-                for start in range(0, len(shuffled), batch):
-                    if anneal:
-                        for group, rate in zip(optimizer.param_groups, rates, strict=True):
-                            group["lr"] = rate * (1 - done / steps)
-                        done += 1
-                    idx = shuffled[start : start + batch]
-                    batch_moves = None if moves is None else moves.select(idx)
-                    policy_loss, value_loss, step = distill_loss(
-                        model,
-                        model.encoder(obs[idx]),
-                        mask[idx],
-                        batch_moves,
-                        values[idx],
-                        temperature,
-                        value_scale,
-                        target,
-                    )
-                    optimizer.zero_grad()
-                    (policy_loss + vf_coef * value_loss).backward()
-                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-                    optimizer.step()
-                    for key, value in step.items():
-                        stats.setdefault(key, []).append(value)
-                del obs, mask, values, moves
+    for _ in range(epochs):
+        stats = {}
+        order = rng.permutation(len(data))
+        for first in range(0, len(data), chunk):
+            rows = np.sort(order[first : first + chunk])  # sorted: sequential reads from a mapped file
+            place = np.argsort(np.argsort(order[first : first + chunk]))  # shuffled index -> sorted row
+            part = gather(data, rows)
+            obs = torch.from_numpy(part.obs).to(device)
+            mask = torch.from_numpy(part.mask).to(device)
+            values = torch.from_numpy(np.nan_to_num(part.values, nan=0.0)).to(device)
+            del part
+            # Move features once per chunk; the observations are encoded per minibatch (1.5 KB a
+            # position encoded, against 0.2 KB raw).
+            moves = data_set_moves(model, obs, mask) if model.uses_move_features else None
+            shuffled = torch.from_numpy(place).to(device)
+            for start in range(0, len(rows), batch):
+                if anneal:
+                    for group, rate in zip(optimizer.param_groups, rates, strict=True):
+                        group["lr"] = rate * (1 - done / steps)
+                    done += 1
+                idx = shuffled[start : start + batch]
+                batch_moves = None if moves is None else moves.select(idx)
+                policy_loss, value_loss, step = distill_loss(
+                    model,
+                    model.encoder(obs[idx]),
+                    mask[idx],
+                    batch_moves,
+                    values[idx],
+                    temperature,
+                    value_scale,
+                    target,
+                )
+                optimizer.zero_grad()
+                (policy_loss + vf_coef * value_loss).backward()
+                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                optimizer.step()
+                for key, value in step.items():
+                    stats.setdefault(key, []).append(value)
+            del obs, mask, values, moves
     for group, rate in zip(optimizer.param_groups, rates, strict=True):
         group["lr"] = rate
     return {key: float(np.mean(value)) for key, value in stats.items()}
