@@ -11,7 +11,7 @@ from agents.bots.registry import load_policy
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.configuration import ConfigError
 from agents.training.checkpoint import POLICY_KEYS, load_checkpoint
-from agents.training.model_card import ModelCard, default_agent, read_card, write_card
+from agents.training.model_card import ModelCard, agents_table, default_agent, read_card, write_card
 from domino_env.engine.rules import PRESET_NAMES
 
 
@@ -61,8 +61,6 @@ def test_a_card_must_fit_its_file(tmp_path: Path) -> None:
 def test_the_table_says_how_each_training_time_was_taken(tmp_path: Path) -> None:
     """A time from a shared machine or cached labels is not the bound a user can expect: the row says
     which it is, and the peak memory where it was measured."""
-    from agents.training.model_card import agents_table
-
     path = tmp_path / "block-2p.pt"
     shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
     card = read_card(path)
