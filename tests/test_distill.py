@@ -371,6 +371,30 @@ def test_rounds_are_evaluated_as_a_learning_curve_without_changing_the_run(tmp_p
     assert all(torch.equal(final[k], other[k]) for k in final)
 
 
+@pytest.mark.parametrize(
+    ("aggregate", "fitted"), [("every_round", [96, 192, 288]), ("last_round", [96, 96, 288])]
+)
+def test_aggregate_says_which_rounds_labels_each_round_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, aggregate: str, fitted: list[int]
+) -> None:
+    """``last_round``: the rounds before the last fit their own positions only, the last one every
+    round's (the cheap schedule); ``every_round``: each round fits all labelled so far (DAgger)."""
+    sizes = []
+    fit = train_script.distill_epochs
+
+    def recording(
+        model: ActorCritic, optimizer: torch.optim.Optimizer, data: LabelRounds, *args, **kwargs
+    ) -> dict:
+        sizes.append(len(data))
+        return fit(model, optimizer, data, *args, **kwargs)
+
+    monkeypatch.setattr(train_script, "distill_epochs", recording)
+    settings = {**DISTILL["distill"], "rounds": 3, "aggregate": aggregate}
+    config = distill_config(tmp_path, aggregate, total_updates=0, eval={"every": 0}, distill=settings)
+    train_script.train(config)
+    assert sizes == fitted
+
+
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
     data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
     path = tmp_path / "round_000"

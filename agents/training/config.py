@@ -184,6 +184,12 @@ class DistillConfig(ConfigModel):
     """"soft": cross-entropy to that softmax. "values": the logits x ``temperature`` regress the
     teacher's move values up to a constant per position (squared error centred over the legal
     moves), which suits noisy one-search labels (``privileged``)."""
+    aggregate: Literal["every_round", "last_round"] = "every_round"
+    """Which labels a round fits. "every_round": every position labelled so far, after each round
+    (DAgger's aggregate: R rounds fit R(R+1)/2 rounds' worth of positions). "last_round": a round
+    before the last fits its own new positions, from where the previous round left the weights,
+    and only the last round fits every round's: 2R-1 rounds' worth, for recipes where the fit,
+    not the search, is what takes the time."""
     anneal: bool = False
     """The last round's learning rate falls linearly to 0 over its epochs: the weights settle on
     the mean of noisy labels (``target: values``) instead of following the last minibatches."""

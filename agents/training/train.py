@@ -516,7 +516,8 @@ def _distill(
     fleet: Fleet | None,
 ) -> None:
     """``distill.rounds`` rounds of expert iteration (training/distill.py): label positions with the teacher,
-    then train on every position labelled so far.
+    then train on every position labelled so far (or, ``distill.aggregate: last_round``, on the new
+    ones until the last round).
 
     Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
     (DAgger: the labels cover the states the network reaches); with ``model.init`` (a trained network
@@ -571,11 +572,12 @@ def _distill(
             if data is None:
                 raise OSError(f"{cache}: the labels just written cannot be read back")
         rounds.append(data)
-        labelled = LabelRounds(rounds)
+        last = round_ == settings.rounds - 1
+        labelled = LabelRounds(rounds if last or settings.aggregate == "every_round" else rounds[-1:])
         stats = distill_epochs(
             model, optimizer, labelled, settings.epochs, settings.batch,
             settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
-            rng, device, settings.target, settings.anneal and round_ == settings.rounds - 1,
+            rng, device, settings.target, settings.anneal and last,
         )  # fmt: skip
         for name, value in stats.items():
             writer.add_scalar(f"distill/{name}", value, round_)
@@ -584,10 +586,10 @@ def _distill(
             f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
         )
         # The last round's network is update 0, evaluated as such unless eval.every is 0.
-        if settings.evaluate and (round_ < settings.rounds - 1 or config.eval.every == 0):
+        if settings.evaluate and (not last or config.eval.every == 0):
             path = config.run_dir / "checkpoints" / f"distill_round_{round_:03d}.pt"
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
-            curve = [("distill_eval", len(labelled))]
+            curve = [("distill_eval", sum(len(part) for part in rounds))]
             _evaluate(path, config, rng, writer, curve, bar.console)
 
 
