@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -294,7 +295,8 @@ def test_train_distills_first_then_ppo_deterministically(tmp_path: Path) -> None
     assert distilled["update"] == 0 and distilled["eval_score"] is not None  # evaluated as update 0
     assert sorted(p.name for p in (config.run_dir / "teacher").iterdir()) == ["round_000", "round_001"]
     scalars = EventAccumulator(str(config.run_dir)).Reload().Tags()["scalars"]
-    assert {"distill/agreement", "distill/regret", "eval/diff_vs_pimc"} <= set(scalars)
+    logged = {"distill/agreement", "distill/regret", "distill/fit_positions_per_second", "eval/diff_vs_pimc"}
+    assert logged <= set(scalars)
     # The distilled network differs from a fresh one, and PPO moved on from it.
     fresh = ActorCritic(Rules.preset("block", 2), (32,))
     assert any(not torch.equal(v, fresh.state_dict()[k]) for k, v in distilled["model"].items())
@@ -555,12 +557,20 @@ def test_bad_bot_options_stop_the_run_before_it_starts(tmp_path: Path) -> None:
     assert not (tmp_path / "r" / "checkpoints").exists() and not (tmp_path / "t").exists()
 
 
-def test_resume_after_a_kill_during_the_distillation_reuses_its_rounds(tmp_path: Path, monkeypatch) -> None:
+def round_lines(output: str) -> list[str]:
+    """The distillation's one line per round, from a run's printed output."""
+    return [line for line in output.splitlines() if line.startswith("distill round")]
+
+
+def test_resume_after_a_kill_during_the_distillation_reuses_its_rounds(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
     """A kill in round 1's training leaves round 0's labels and no checkpoint: ``--resume`` was refused
     ("no checkpoint"); it now starts again from the cached rounds, ends with the uninterrupted run's
-    weights, and logs each round's statistics once."""
+    weights, logs each round's statistics once, and says which labels it read and which it made."""
     whole = distill_config(tmp_path, "whole", total_updates=0, eval={"every": 0})
     train_script.train(whole)
+    capsys.readouterr()
     killed = distill_config(tmp_path, "killed", total_updates=0, eval={"every": 0})
     real, calls = train_script.distill_epochs, []
 
@@ -575,7 +585,13 @@ def test_resume_after_a_kill_during_the_distillation_reuses_its_rounds(tmp_path:
         train_script.train(killed)
     monkeypatch.setattr(train_script, "distill_epochs", real)
     assert not list((killed.run_dir / "checkpoints").glob("update_*.pt"))
+    before_the_kill = round_lines(capsys.readouterr().out)
     train_script.train(killed, resume=True)
+    resumed = round_lines(capsys.readouterr().out)
+    assert len(before_the_kill) == 1 and "labelled in" in before_the_kill[0]
+    assert len(resumed) == 2 and all("labels read from the cache" in line for line in resumed)
+    fitted = r"2 epochs fitted in \d+ s \([\d,]+ positions/s\)$"
+    assert all(re.search(fitted, line) for line in before_the_kill + resumed)
     first = weights(whole.run_dir / "checkpoints" / "update_000000.pt")
     second = weights(killed.run_dir / "checkpoints" / "update_000000.pt")
     assert all(torch.equal(first[k], second[k]) for k in first)

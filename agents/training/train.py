@@ -542,7 +542,9 @@ def _distill(
         own_play = round_ > 0 or bool(config.model.init)  # the positions the network itself reaches
         key = json.dumps(source) + (_digest(model) if own_play else "")
         data = load_labels(cache, key, obs_size, rules.num_actions)
+        labelling = "labels read from the cache"
         if data is None:
+            started = time.perf_counter()
             if not own_play:
                 behaviour = make_bot("strong", rules, seed)
             else:
@@ -571,19 +573,27 @@ def _distill(
             data = load_labels(cache, key, obs_size, rules.num_actions)
             if data is None:
                 raise OSError(f"{cache}: the labels just written cannot be read back")
+            labelling = f"labelled in {_duration(time.perf_counter() - started)}"
         rounds.append(data)
         last = round_ == settings.rounds - 1
         labelled = LabelRounds(rounds if last or settings.aggregate == "every_round" else rounds[-1:])
+        started = time.perf_counter()
         stats = distill_epochs(
             model, optimizer, labelled, settings.epochs, settings.batch,
             settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
             rng, device, settings.target, settings.anneal and last,
         )  # fmt: skip
+        fitting = time.perf_counter() - started
+        fitted = settings.epochs * len(labelled)
         for name, value in stats.items():
             writer.add_scalar(f"distill/{name}", value, round_)
+        writer.add_scalar("distill/fit_positions_per_second", fitted / fitting, round_)
         bar.console.print(
             f"distill round {round_}: {len(labelled):,} positions, agreement with the "
-            f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision"
+            f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision; "
+            f"{labelling}, {settings.epochs} epochs fitted in {_duration(fitting)} "
+            f"({fitted / fitting:,.0f} positions/s)",
+            soft_wrap=True,  # one line in a log file, whatever the terminal's width
         )
         # The last round's network is update 0, evaluated as such unless eval.every is 0.
         if settings.evaluate and (not last or config.eval.every == 0):
@@ -606,6 +616,16 @@ def _file_digests(options: dict[str, Any]) -> dict[str, str]:
             continue  # not a file: the teacher's own check says what is wrong with it
         digests[option] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return digests
+
+
+def _duration(seconds: float) -> str:
+    """Wall time as people read it in a log: "48 s", "3 min 05 s", "1 h 02 min"."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
 def _digest(model: ActorCritic) -> str:
