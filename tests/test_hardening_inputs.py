@@ -161,7 +161,7 @@ def test_a_well_formed_checkpoint_loads_without_moving_the_global_rng(tmp_path: 
     assert torch.equal(torch.get_rng_state(), state)
     assert loaded["update"] == 3 and loaded["best_score"] == -math.inf
     policy = tmp_path / "policy.pt"
-    export_policy(path, policy)
+    export_policy([path], policy)
     assert set(load_checkpoint(policy, POLICY_KEYS)) == set(POLICY_KEYS)
 
 

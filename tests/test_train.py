@@ -104,7 +104,7 @@ def test_exported_policy_file_is_small_plays_like_its_checkpoint_and_cannot_resu
     train_script.train(config)
     source = config.run_dir / "checkpoints" / "update_000002.pt"
     target = tmp_path / "shipped" / "block-2p-ppo.pt"
-    export_policy(source, target)
+    export_policy([source], target)
     assert target.stat().st_size < source.stat().st_size / 2
     rules = Rules.preset("block", 2)
     state = SelfPlay(rules, 64, seed=5).state()

@@ -15,7 +15,9 @@ containers of primitives, so it loads with ``torch.load(weights_only=True)``
 A *policy file* (``export_policy``) keeps only ``format``, ``model``, ``config``,
 ``update`` and ``global_step``: what playing needs, a few hundred KB instead of
 the optimizer state and the snapshot pool. The shipped ``checkpoints/*.pt`` are
-policy files; the arena loads both kinds, ``--resume`` only full checkpoints.
+policy files; the arena loads both kinds, ``--resume`` only full checkpoints. A policy file
+exported from several runs of one network (``export_policy`` with several sources) also holds
+``members``, the other runs' state dicts: it plays as their average (``AveragedNetworks``).
 
 ``load_checkpoint`` checks every field it is asked for before anything uses it (types,
 ranges, the stored config parsed by ``parse_train_config``, the random states tried on
@@ -51,7 +53,7 @@ import torch
 
 from agents.configuration import ConfigError
 from agents.training.config import parse_train_config
-from agents.training.network import ActorCritic, build_network, resolve_device
+from agents.training.network import ActorCritic, AveragedNetworks, build_network, resolve_device
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
 from domino_env.files import write_atomic
@@ -70,9 +72,14 @@ REQUIRED = (
     "snapshots",
 )
 POLICY_KEYS = ("format", "model", "config", "update", "global_step")
+MEMBERS = "members"
+"""Optional key of a policy file: the state dicts of the networks averaged with ``model``."""
+MAX_MEMBERS = 16
+"""Most networks one policy file averages (each adds a forward pass to every decision)."""
 MAX_CHECKPOINT_BYTES = 2**28
 """A checkpoint larger than this when unpacked is refused before it is read (the largest shipped
-policy file is 1.2 MB; a run's full checkpoint with its snapshot pool, tens of MB)."""
+policy file, an average of five networks, is 6.3 MB; a run's full checkpoint with its snapshot
+pool, tens of MB)."""
 MAX_CHECKPOINT_ENTRIES = 100_000
 """Nor one of more entries (tensors) than this."""
 STORED_CONFIG_KEYS = ("preset", "players", "rules", "model")
@@ -181,6 +188,11 @@ def validate_payload(payload: Any, path: str | Path, required: tuple[str, ...] =
         _check_config(payload["config"], fail)
     if "model" in required:
         _check_weights(payload["model"], "model", fail)
+        members = payload.get(MEMBERS, [])
+        if not isinstance(members, list) or len(members) >= MAX_MEMBERS:
+            fail(MEMBERS, f"expected a list of at most {MAX_MEMBERS - 1} state dicts, got {_show(members)}")
+        for index, member in enumerate(members):
+            _check_weights(member, f"{MEMBERS}[{index}]", fail, like=payload["model"])
     params: list[torch.Tensor] | None = None
     if "config" in required and "model" in required and ("optimizer" in required or "snapshots" in required):
         with torch.random.fork_rng(devices=[]):  # the scratch network's init must not move the global RNG
@@ -350,10 +362,39 @@ def _is_setting(value: Any) -> bool:
     return False
 
 
-def export_policy(source: str | Path, target: str | Path) -> None:
-    """Write the policy file of checkpoint ``source`` to ``target`` (atomically): weights and config only."""
-    payload = load_checkpoint(source, POLICY_KEYS)
-    save_checkpoint(target, {key: payload[key] for key in POLICY_KEYS})
+def export_policy(sources: list[str | Path], target: str | Path) -> None:
+    """Write the policy file of checkpoint ``sources[0]`` to ``target`` (atomically): weights and config
+    only. Further sources (runs of the same network on the same rules) are kept as ``members``: the
+    file plays their average, its logits the mean of theirs (``AveragedNetworks``)."""
+    if not sources:
+        raise CheckpointError("export: name at least one checkpoint to export")
+    if len(sources) > MAX_MEMBERS:
+        raise CheckpointError(
+            f"export: {len(sources)} checkpoints; a policy file averages at most {MAX_MEMBERS}"
+        )
+    payloads = [load_checkpoint(source, POLICY_KEYS) for source in sources]
+    first = payloads[0]
+    for source, payload in zip(sources, payloads, strict=True):
+        if MEMBERS in payload:
+            raise CheckpointError(
+                f"checkpoint {source}: already an average of networks; export the runs it was made from"
+            )
+        for key in ("preset", "players", "rules"):
+            if payload["config"][key] != first["config"][key]:
+                raise CheckpointError(
+                    f"checkpoint {source}: {key} {payload['config'][key]!r}, where {sources[0]} has "
+                    f"{first['config'][key]!r}; only networks of one game average"
+                )
+        shapes = {name: tuple(value.shape) for name, value in payload["model"].items()}
+        if shapes != {name: tuple(value.shape) for name, value in first["model"].items()}:
+            raise CheckpointError(
+                f"checkpoint {source}: its network ({payload['config']['model']}) is not {sources[0]}'s "
+                f"({first['config']['model']}); only networks of one shape average"
+            )
+    exported = {key: first[key] for key in POLICY_KEYS}
+    if len(payloads) > 1:
+        exported[MEMBERS] = [payload["model"] for payload in payloads[1:]]
+    save_checkpoint(target, exported)
 
 
 def rules_of(payload: dict[str, Any]) -> Rules:
@@ -386,6 +427,21 @@ def build_model(payload: dict[str, Any], path: str | Path, rules: Rules | None =
     return model
 
 
+def build_policy_network(
+    payload: dict[str, Any], path: str | Path, rules: Rules | None = None
+) -> ActorCritic | AveragedNetworks:
+    """What a policy file plays: its network, or the average of its networks when it holds ``members``."""
+    model = build_model(payload, path, rules)
+    if not payload.get(MEMBERS):
+        return model
+    members = [model]
+    for weights in payload[MEMBERS]:
+        member = build_model(payload, path, rules)
+        member.load_state_dict(weights)
+        members.append(member)
+    return AveragedNetworks(members)
+
+
 def capture_rng(numpy_rng: np.random.Generator) -> dict[str, Any]:
     """Every random state training draws from, as tensors and plain containers."""
     version, state, gauss = random.getstate()
@@ -411,7 +467,11 @@ class NetworkPolicy:
     """A network as a batched bot, ``policy(obs, mask) -> actions``: greedy, or sampled from ``generator``."""
 
     def __init__(
-        self, name: str, model: ActorCritic, greedy: bool, generator: torch.Generator | None = None
+        self,
+        name: str,
+        model: ActorCritic | AveragedNetworks,
+        greedy: bool,
+        generator: torch.Generator | None = None,
     ) -> None:
         self.name = name
         self.model = model.eval()
@@ -458,7 +518,7 @@ class CheckpointPolicy(NetworkPolicy):
     ) -> None:
         where = resolve_device(device)
         payload = load_checkpoint(path, POLICY_KEYS)
-        model = build_model(payload, path, rules).to(where)
+        model = build_policy_network(payload, path, rules).to(where)
         super().__init__(Path(path).stem, model, greedy, torch.Generator(device=where).manual_seed(seed))
         card = payload.get("card")
         # How it was trained, from its model card (agents.training.model_card); "" without one.

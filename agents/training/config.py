@@ -249,7 +249,8 @@ class TrainConfig(TopLevelConfig):
     threads: int = Field(1, ge=1, le=THREADS_MAX)
     """torch CPU threads. 1 by default, everywhere: the batches are small and interleaved with NumPy
     env steps, so a second thread gains a quarter on a quiet 2-core machine and loses half or more
-    on a busy one (spinning thread pools: up to 18x slower beside heavy work).
+    on a busy one (spinning thread pools: up to 18x slower beside heavy work). A distillation's
+    fit alone on a machine gains half with a second thread (large batches, the Ray actors idle).
     docs/training/index.md#speed has the figures."""
     total_updates: int = Field(100, ge=0, le=UPDATES_MAX)
     """Updates to train for (a resumed run continues up to it); 0 with ``distill``: distillation alone."""

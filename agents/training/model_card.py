@@ -25,7 +25,7 @@ from agents.bots.registry import checkpoint_path
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.cli import error_exit
 from agents.configuration import ConfigError, ConfigModel, load_yaml
-from agents.training.checkpoint import POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
+from agents.training.checkpoint import MEMBERS, POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
 
 
 class Result(ConfigModel):
@@ -92,7 +92,7 @@ def write_card(path: Path, card: ModelCard) -> None:
             f"card: {card.preset} {card.players}p, but {path} plays {config['preset']} {config['players']}p"
         )
     payload["card"] = card.to_dict()
-    save_checkpoint(path, {key: payload[key] for key in (*POLICY_KEYS, "card")})
+    save_checkpoint(path, {key: payload[key] for key in (*POLICY_KEYS, MEMBERS, "card") if key in payload})
 
 
 def default_agent(preset: str, players: int) -> str:

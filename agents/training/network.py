@@ -256,6 +256,45 @@ class ActorCritic(nn.Module):
         return log_probs.gather(1, actions[:, None]).squeeze(1), entropy, values
 
 
+class AveragedNetworks(nn.Module):
+    """Several networks of one architecture playing as one: each legal move's logit is the mean of
+    theirs, and so is the value.
+
+    With ``distill.target: values`` a logit times the temperature is the network's estimate of the
+    move's value, each network's estimate carrying its own error (its labels' noise, its init); the
+    mean of K estimates has less of it, which no single run's weights can get by averaging (their
+    hidden units do not line up). The move features are computed once for all of them.
+    """
+
+    def __init__(self, members: list[ActorCritic]) -> None:
+        super().__init__()
+        if len(members) < 2:
+            raise ValueError(f"averaging needs at least two networks, got {len(members)}")
+        self.members = nn.ModuleList(members)
+        self.rules = members[0].rules
+        self.uses_move_features = members[0].uses_move_features
+        self.after_state = members[0].after_state
+
+    def move_inputs(self, obs: torch.Tensor, mask: torch.Tensor) -> MoveInputs | None:
+        return self.members[0].move_inputs(obs, mask)
+
+    def forward(
+        self, obs: torch.Tensor, mask: torch.Tensor, moves: MoveInputs | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked mean logits (B, A), mean values (B,)), as ``ActorCritic.forward``."""
+        if moves is None:
+            moves = self.move_inputs(obs, mask)
+        features = self.members[0].encoder(obs)  # the encoder has no weights: the same for every member
+        total_logits, total_values = None, None
+        for member in self.members:
+            logits, values = member.heads(features, mask, moves)
+            logits = torch.where(mask, logits, 0.0)
+            total_logits = logits if total_logits is None else total_logits + logits
+            total_values = values if total_values is None else total_values + values
+        mean = total_logits / len(self.members)
+        return mean.masked_fill(~mask, torch.finfo(mean.dtype).min), total_values / len(self.members)
+
+
 def build_network(rules: Rules, model: Mapping[str, Any]) -> ActorCritic:
     """The network a config's ``model`` section (or a checkpoint's copy of it) describes; settings a
     checkpoint predates take the value that reproduces its network."""

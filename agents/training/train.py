@@ -70,6 +70,7 @@ from agents.cli import error_exit
 from agents.configuration import ConfigError
 from agents.training.checkpoint import (
     FORMAT,
+    MEMBERS,
     POLICY_KEYS,
     CheckpointError,
     NetworkPolicy,
@@ -493,6 +494,11 @@ def _load_weights(model: ActorCritic, path: str, rules: Rules) -> None:
     except ValueError as error:
         raise CheckpointError(f"model.init: {error}") from None
     payload = load_checkpoint(source, POLICY_KEYS)
+    if payload.get(MEMBERS):
+        raise CheckpointError(
+            f"model.init {path}: the average of {len(payload[MEMBERS]) + 1} networks; a run starts from "
+            "one network (one of the runs it was exported from)"
+        )
     trained = build_model(payload, path, rules)
     try:
         missing, unexpected = model.load_state_dict(trained.state_dict(), strict=False)
