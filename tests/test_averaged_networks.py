@@ -13,7 +13,9 @@ import torch
 from agents.bots.registry import load_policy
 from agents.training import train as train_script
 from agents.training.checkpoint import (
+    MAX_MEMBERS,
     MEMBERS,
+    POLICY_KEYS,
     CheckpointError,
     build_model,
     export_policy,
@@ -96,11 +98,13 @@ def test_export_refuses_networks_that_cannot_average(runs: dict[str, Path], tmp_
         export_policy([target, runs["c"]], tmp_path / "y.pt")
     with pytest.raises(CheckpointError, match="at least one checkpoint"):
         export_policy([], tmp_path / "z.pt")
+    with pytest.raises(CheckpointError, match=f"averages at most {MAX_MEMBERS}"):
+        export_policy([runs["a"]] * (MAX_MEMBERS + 1), tmp_path / "z.pt")
     assert not (tmp_path / "y.pt").exists() and not (tmp_path / "z.pt").exists()
 
 
 def test_a_damaged_member_is_refused_by_name(runs: dict[str, Path], tmp_path: Path) -> None:
-    payload = load_checkpoint(runs["a"], ("format", "model", "config", "update", "global_step"))
+    payload = load_checkpoint(runs["a"], POLICY_KEYS)
     broken = {name: tensor.clone() for name, tensor in payload["model"].items()}
     next(iter(broken.values()))[0] = float("nan")
     save_checkpoint(tmp_path / "nan.pt", {**payload, MEMBERS: [payload["model"], broken]})
@@ -109,6 +113,9 @@ def test_a_damaged_member_is_refused_by_name(runs: dict[str, Path], tmp_path: Pa
     save_checkpoint(tmp_path / "odd.pt", {**payload, MEMBERS: [{"trunk.0.weight": torch.zeros(2, 2)}]})
     with pytest.raises(CheckpointError, match=r"members\[0\]: its tensors differ from the model's"):
         load_policy(str(tmp_path / "odd.pt"))
+    save_checkpoint(tmp_path / "many.pt", {**payload, MEMBERS: [payload["model"]] * MAX_MEMBERS})
+    with pytest.raises(CheckpointError, match=f"members: expected a list of at most {MAX_MEMBERS - 1}"):
+        load_policy(str(tmp_path / "many.pt"))
 
 
 def test_training_cannot_start_from_an_average(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -144,7 +151,5 @@ def test_a_model_card_written_into_an_average_keeps_its_networks(
     )  # fmt: skip
     write_card(averaged, card)
     assert read_card(averaged) == card
-    assert (
-        len(load_checkpoint(averaged, ("format", "model", "config", "update", "global_step"))[MEMBERS]) == 2
-    )
+    assert len(load_checkpoint(averaged, POLICY_KEYS)[MEMBERS]) == 2
     assert isinstance(load_policy(str(averaged)).model, AveragedNetworks)

@@ -374,6 +374,7 @@ def export_policy(sources: list[str | Path], target: str | Path) -> None:
         )
     payloads = [load_checkpoint(source, POLICY_KEYS) for source in sources]
     first = payloads[0]
+    first_shapes = {name: tuple(value.shape) for name, value in first["model"].items()}
     for source, payload in zip(sources, payloads, strict=True):
         if MEMBERS in payload:
             raise CheckpointError(
@@ -385,8 +386,7 @@ def export_policy(sources: list[str | Path], target: str | Path) -> None:
                     f"checkpoint {source}: {key} {payload['config'][key]!r}, where {sources[0]} has "
                     f"{first['config'][key]!r}; only networks of one game average"
                 )
-        shapes = {name: tuple(value.shape) for name, value in payload["model"].items()}
-        if shapes != {name: tuple(value.shape) for name, value in first["model"].items()}:
+        if {name: tuple(value.shape) for name, value in payload["model"].items()} != first_shapes:
             raise CheckpointError(
                 f"checkpoint {source}: its network ({payload['config']['model']}) is not {sources[0]}'s "
                 f"({first['config']['model']}); only networks of one shape average"

@@ -285,14 +285,11 @@ class AveragedNetworks(nn.Module):
         if moves is None:
             moves = self.move_inputs(obs, mask)
         features = self.members[0].encoder(obs)  # the encoder has no weights: the same for every member
-        total_logits, total_values = None, None
-        for member in self.members:
-            logits, values = member.heads(features, mask, moves)
-            logits = torch.where(mask, logits, 0.0)
-            total_logits = logits if total_logits is None else total_logits + logits
-            total_values = values if total_values is None else total_values + values
-        mean = total_logits / len(self.members)
-        return mean.masked_fill(~mask, torch.finfo(mean.dtype).min), total_values / len(self.members)
+        heads = [member.heads(features, mask, moves) for member in self.members]
+        # Illegal moves' logits (the dtype's minimum) would overflow a sum: they count as 0, then stay masked.
+        mean = sum(torch.where(mask, logits, 0.0) for logits, _ in heads) / len(heads)
+        values = sum(values for _, values in heads) / len(heads)
+        return mean.masked_fill(~mask, torch.finfo(mean.dtype).min), values
 
 
 def build_network(rules: Rules, model: Mapping[str, Any]) -> ActorCritic:
