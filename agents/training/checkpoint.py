@@ -374,7 +374,7 @@ def export_policy(sources: list[str | Path], target: str | Path) -> None:
         )
     payloads = [load_checkpoint(source, POLICY_KEYS) for source in sources]
     first = payloads[0]
-    first_shapes = {name: tuple(value.shape) for name, value in first["model"].items()}
+    first_shapes = _shapes(first["model"])
     for source, payload in zip(sources, payloads, strict=True):
         if MEMBERS in payload:
             raise CheckpointError(
@@ -386,7 +386,7 @@ def export_policy(sources: list[str | Path], target: str | Path) -> None:
                     f"checkpoint {source}: {key} {payload['config'][key]!r}, where {sources[0]} has "
                     f"{first['config'][key]!r}; only networks of one game average"
                 )
-        if {name: tuple(value.shape) for name, value in payload["model"].items()} != first_shapes:
+        if _shapes(payload["model"]) != first_shapes:
             raise CheckpointError(
                 f"checkpoint {source}: its network ({payload['config']['model']}) is not {sources[0]}'s "
                 f"({first['config']['model']}); only networks of one shape average"
@@ -395,6 +395,11 @@ def export_policy(sources: list[str | Path], target: str | Path) -> None:
     if len(payloads) > 1:
         exported[MEMBERS] = [payload["model"] for payload in payloads[1:]]
     save_checkpoint(target, exported)
+
+
+def _shapes(weights: dict[str, torch.Tensor]) -> dict[str, tuple[int, ...]]:
+    """Each parameter's shape: two networks average only when these agree."""
+    return {name: tuple(value.shape) for name, value in weights.items()}
 
 
 def rules_of(payload: dict[str, Any]) -> Rules:
