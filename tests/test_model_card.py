@@ -70,3 +70,16 @@ def test_the_table_says_how_each_training_time_was_taken(tmp_path: Path) -> None
     write_card(path, card.model_copy(update={"timed_alone": False, "peak_memory_gib": None}))
     row = agents_table(tmp_path).splitlines()[-1]
     assert row.endswith(f"{card.training_minutes:.0f} min (shared machine) |") and "GiB" not in row
+
+
+def test_the_table_shows_match_play_against_pimc_where_measured(tmp_path: Path) -> None:
+    """Issue 29 goal 4 is a share of 2,000 duplicate matches: a card that counts its matches shows it."""
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    card = read_card(path)
+    pimc = card.result("pimc").model_copy(update={"match_win": 0.5274, "matches": 2000})
+    others = [r for r in card.results if r.opponent != "pimc"]
+    write_card(path, card.model_copy(update={"results": [pimc, *others]}))
+    assert "seed 1); 52.7% of 2,000 matches |" in agents_table(tmp_path)
+    with pytest.raises(ConfigError, match=r"matches needs the match_win they measured"):
+        ModelCard.parse({**card.to_dict(), "results": [{**pimc.to_dict(), "match_win": None}]})

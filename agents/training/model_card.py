@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field
+from pydantic import Field, model_validator
 from rich.console import Console
 
 from agents.bots.registry import checkpoint_path
@@ -43,6 +43,15 @@ class Result(ConfigModel):
     """Share of rounds won (ties half), where measured."""
     match_win: float | None = Field(None, ge=0, le=1)
     """Share of duplicate matches to the target won, where measured."""
+    matches: int | None = Field(None, ge=1)
+    """Duplicate matches behind ``match_win`` (from the arena seed ``seed``), where a run of its
+    own measured them: the agents table then shows the share, e.g. against ``pimc``."""
+
+    @model_validator(mode="after")
+    def _matches_need_their_share(self) -> Result:
+        if self.matches is not None and self.match_win is None:
+            raise ConfigError("matches needs the match_win they measured")
+        return self
 
 
 class ModelCard(ConfigModel):
@@ -126,6 +135,8 @@ def agents_table(folder: Path = SHIPPED_DIR) -> str:
             continue
         pimc = card.result("pimc")
         deals = f" ({pimc.deals:,} deals, seed {pimc.seed})" if pimc else ""
+        if pimc and pimc.matches and pimc.match_win is not None:
+            deals += f"; {pimc.match_win:.1%} of {pimc.matches:,} matches"
         lines.append(
             f"| {card.preset} {card.players}p | `{name}` | {_figure(card.result('strong'))} | "
             f"{_figure(pimc)}{deals} | {card.method}; `{card.config}`, {_cost(card)} |"
