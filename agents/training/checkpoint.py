@@ -440,8 +440,8 @@ def build_policy_network(
     if not payload.get(MEMBERS):
         return model
     members = [model]
-    for weights in payload[MEMBERS]:
-        member = build_model(payload, path, rules)
+    for weights in payload[MEMBERS]:  # the same network (validate_payload checked every shape)
+        member = copy.deepcopy(model)
         member.load_state_dict(weights)
         members.append(member)
     return AveragedNetworks(members)
