@@ -28,12 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("target", help="policy file to write")
     args = parser.parse_args(argv)
     try:
-        networks = export_policy(args.sources, args.target)
+        export_policy(args.sources, args.target)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     size = Path(args.target).stat().st_size
-    averaged = f", the average of {networks} networks" if networks > 1 else ""
+    averaged = f", the average of {len(args.sources)} networks" if len(args.sources) > 1 else ""
     print(f"wrote {args.target} ({size / 1024:.0f} KiB{averaged})")
     return 0
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,6 @@ from agents.bots.trained import SHIPPED_DIR
 from agents.configuration import ConfigError
 from agents.training import distill as distill_module
 from agents.training import train as train_script
-from agents.training.checkpoint import MEMBERS, export_policy
 from agents.training.config import parse_train_config
 from agents.training.distill import (
     Labelled,
@@ -37,7 +35,7 @@ from agents.training.distill import (
     shuffled_piles,
 )
 from agents.training.move_features import NUM_MOVE_FEATURES, feature_count
-from agents.training.network import ActorCritic, AveragedNetworks
+from agents.training.network import ActorCritic
 from domino_env import DominoCore, Rules
 
 
@@ -345,7 +343,7 @@ def test_after_state_playout_distillation_trains_and_plays(tmp_path: Path) -> No
         distill={**DISTILL["distill"], **playouts},
     )  # fmt: skip
     train_script.train(config)
-    best = config.run_dir / "checkpoints" / "update_000000.pt"
+    best = config.run_dir / "checkpoints" / "best.pt"
     policy = load_policy(str(best), Rules.preset("draw", 2))
     assert policy.model.after_state and policy.model.move_embed.in_features == feature_count(True)
     assert policy.model.move_embed.out_features == 16
@@ -397,45 +395,6 @@ def test_aggregate_says_which_rounds_labels_each_round_fits(
     config = distill_config(tmp_path, aggregate, total_updates=0, eval={"every": 0}, distill=settings)
     train_script.train(config)
     assert sizes == fitted
-
-
-def test_restarts_end_the_run_with_an_average_of_the_cycles_networks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``distill.restarts``: after the last round each warm restart fits every position again with the
-    learning rate back at ``lr``, annealed over ``restart_epochs``; the run's checkpoint keeps the
-    networks it leaves behind as ``members`` and plays their average; the export keeps them."""
-    fits = []
-    fit = train_script.distill_epochs
-
-    def recording(
-        model: ActorCritic, optimizer: torch.optim.Optimizer, data: LabelRounds, epochs: int, *args, **kwargs
-    ) -> dict:
-        fits.append((len(data), epochs, kwargs.get("anneal", args[-1])))  # the rounds pass it by position
-        return fit(model, optimizer, data, epochs, *args, **kwargs)
-
-    monkeypatch.setattr(train_script, "distill_epochs", recording)
-    settings = {**DISTILL["distill"], "anneal": True, "restarts": 2, "restart_epochs": 1}
-    config = distill_config(tmp_path, "r", total_updates=0, eval={"every": 0}, distill=settings)
-    train_script.train(config)
-    assert fits == [(96, 2, False), (192, 2, True), (192, 1, True), (192, 1, True)]
-    payload = torch.load(config.run_dir / "checkpoints" / "update_000000.pt", weights_only=True)
-    networks = [*payload[MEMBERS], payload["model"]]  # oldest first: the last round's, then each restart's
-    assert len(networks) == 3
-    for earlier, later in pairwise(networks):
-        assert any(not torch.equal(earlier[k], later[k]) for k in later)  # each cycle moved the weights
-    policy = load_policy(str(config.run_dir / "checkpoints" / "update_000000.pt"), Rules.preset("block", 2))
-    assert isinstance(policy.model, AveragedNetworks) and len(policy.model.members) == 3
-    exported = tmp_path / "exported.pt"
-    export_policy([config.run_dir / "checkpoints" / "update_000000.pt"], exported)
-    kept = torch.load(exported, weights_only=True)[MEMBERS]
-    assert all(torch.equal(a[k], b[k]) for a, b in zip(kept, payload[MEMBERS], strict=True) for k in a)
-    # Seeded: the same run again leaves the same networks.
-    again = distill_config(tmp_path, "r2", total_updates=0, eval={"every": 0}, distill=settings)
-    train_script.train(again)
-    repeat = torch.load(again.run_dir / "checkpoints" / "update_000000.pt", weights_only=True)
-    for a, b in zip(networks, [*repeat[MEMBERS], repeat["model"]], strict=True):
-        assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
@@ -576,14 +535,6 @@ def test_distillation_settings_are_checked() -> None:
         parse_train_config({"bots": {"pimcc": {}}})
     with pytest.raises(ConfigError, match=r"distill\.pile_samples .*needs distill\.privileged"):
         parse_train_config({"distill": {"pile_samples": 4}})
-    with pytest.raises(
-        ConfigError, match=r"distill\.restarts .*needs distill\.anneal: true and total_updates: 0"
-    ):
-        parse_train_config({"total_updates": 0, "distill": {"rounds": 1, "restarts": 2}})
-    with pytest.raises(ConfigError, match=r"distill\.restarts .*total_updates 5"):
-        parse_train_config({"total_updates": 5, "distill": {"rounds": 1, "restarts": 2, "anneal": True}})
-    with pytest.raises(ConfigError, match=r"distill\.restarts"):
-        parse_train_config({"total_updates": 0, "distill": {"rounds": 1, "restarts": 16, "anneal": True}})
     with pytest.raises(ConfigError, match=r"distill\.evaluate needs at least one bot"):
         parse_train_config({"distill": {"evaluate": True}, "eval": {"every": 0, "opponents": []}})
 

@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 from agents.configuration import ConfigError
-from agents.training.config import MAX_MEMBERS, parse_train_config
+from agents.training.config import parse_train_config
 from agents.training.network import ActorCritic, AveragedNetworks, build_network, resolve_device
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
@@ -74,6 +74,8 @@ REQUIRED = (
 POLICY_KEYS = ("format", "model", "config", "update", "global_step")
 MEMBERS = "members"
 """Optional key of a policy file: the state dicts of the networks averaged with ``model``."""
+MAX_MEMBERS = 16
+"""Most networks one policy file averages (each adds a forward pass to every decision)."""
 MAX_CHECKPOINT_BYTES = 2**28
 """A checkpoint larger than this when unpacked is refused before it is read (the largest shipped
 policy file, an average of five networks, is 6.3 MB; a run's full checkpoint with its snapshot
@@ -360,12 +362,10 @@ def _is_setting(value: Any) -> bool:
     return False
 
 
-def export_policy(sources: list[str | Path], target: str | Path) -> int:
+def export_policy(sources: list[str | Path], target: str | Path) -> None:
     """Write the policy file of checkpoint ``sources[0]`` to ``target`` (atomically): weights and config
     only. Further sources (runs of the same network on the same rules) are kept as ``members``: the
-    file plays their average, its logits the mean of theirs (``AveragedNetworks``). A single source
-    that is already an average (a run with ``distill.restarts``) keeps its members. Returns how many
-    networks the file plays."""
+    file plays their average, its logits the mean of theirs (``AveragedNetworks``)."""
     if not sources:
         raise CheckpointError("export: name at least one checkpoint to export")
     if len(sources) > MAX_MEMBERS:
@@ -376,7 +376,7 @@ def export_policy(sources: list[str | Path], target: str | Path) -> int:
     first = payloads[0]
     first_shapes = _shapes(first["model"])
     for source, payload in zip(sources, payloads, strict=True):
-        if MEMBERS in payload and len(sources) > 1:
+        if MEMBERS in payload:
             raise CheckpointError(
                 f"checkpoint {source}: already an average of networks; export the runs it was made from"
             )
@@ -394,10 +394,7 @@ def export_policy(sources: list[str | Path], target: str | Path) -> int:
     exported = {key: first[key] for key in POLICY_KEYS}
     if len(payloads) > 1:
         exported[MEMBERS] = [payload["model"] for payload in payloads[1:]]
-    elif MEMBERS in first:  # a run of distill.restarts: its file plays the same average
-        exported[MEMBERS] = first[MEMBERS]
     save_checkpoint(target, exported)
-    return 1 + len(exported.get(MEMBERS, []))
 
 
 def _shapes(weights: dict[str, torch.Tensor]) -> dict[str, tuple[int, ...]]:

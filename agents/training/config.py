@@ -164,11 +164,6 @@ class SnapshotConfig(ConfigModel):
     """Most recent snapshots in the pool; each update's ``past`` games face one drawn uniformly from it."""
 
 
-MAX_MEMBERS = 16
-"""Most networks one policy file averages (each adds a forward pass to every decision): the files of
-``scripts/export_policy.py`` and the runs of ``distill.restarts``."""
-
-
 class DistillConfig(ConfigModel):
     """Distillation from the search teacher before PPO (``distill``; ``agents.training.distill``)."""
 
@@ -198,15 +193,6 @@ class DistillConfig(ConfigModel):
     anneal: bool = False
     """The last round's learning rate falls linearly to 0 over its epochs: the weights settle on
     the mean of noisy labels (``target: values``) instead of following the last minibatches."""
-    restarts: int = Field(0, ge=0, le=MAX_MEMBERS - 1)
-    """Warm restarts after the last round (a snapshot ensemble): the learning rate goes back to ``lr``
-    and falls to 0 again over ``restart_epochs`` passes over every position, this many times; the run's
-    network then plays the average of the last round's network and each restart's (``members``, as
-    ``scripts/export_policy.py`` averages runs). The networks' errors differ from cycle to cycle, so
-    their mean has less of them, for the price of a fit rather than of a run. Needs ``anneal`` and
-    ``total_updates: 0`` (PPO would go on with one network of the average)."""
-    restart_epochs: int = Field(1, ge=1, le=1000)
-    """Passes over every labelled position in each warm restart (``restarts``)."""
     games: int = Field(1024, ge=1, le=65536)
     """Games played side by side to collect positions."""
     teacher: dict[str, Any] = Field(default_factory=dict)
@@ -337,12 +323,6 @@ class TrainConfig(TopLevelConfig):
                 raise ConfigError(unknown_name(f"bots.{name}", name, BOT_NAMES))
             check_bot_options(f"bots.{name}", name, options)
         check_bot_options("distill.teacher", "pimc", self.distill.teacher)
-        if self.distill.restarts and not (self.distill.anneal and self.total_updates == 0):
-            raise ConfigError(
-                "distill.restarts ends the run with an average of networks: it needs distill.anneal: true "
-                f"and total_updates: 0 (PPO trains one network), got anneal {self.distill.anneal} and "
-                f"total_updates {self.total_updates}"
-            )
         if self.distill.pile_samples > 1 and not self.distill.privileged:
             raise ConfigError(
                 "distill.pile_samples shuffles the true deal's draw pile: it needs distill.privileged: true"

@@ -301,12 +301,10 @@ def _train(
         if config.distill.rounds and not resume:
             # 0. Distillation: the network learns the search teacher's values of every legal move
             #    (training/distill.py); it is checkpointed and evaluated as update 0, then PPO takes over.
-            members = _distill(model, config, rules, device, rng, writer, bar, fleet)
+            _distill(model, config, rules, device, rng, writer, bar, fleet)
             snapshots = [_weights(model)]
             path = checkpoints / "update_000000.pt"
             payload = _payload(model, optimizer, rng, config, update, global_step, best_score, snapshots)
-            if members:  # distill.restarts: the run's network is the average of these and the last
-                payload[MEMBERS] = members
             payload["eval_due"] = config.eval.every > 0
             save_checkpoint(path, payload)
             if payload["eval_due"]:
@@ -522,11 +520,10 @@ def _distill(
     writer: SummaryWriter,
     bar: Progress,
     fleet: Fleet | None,
-) -> list[dict[str, torch.Tensor]]:
+) -> None:
     """``distill.rounds`` rounds of expert iteration (training/distill.py): label positions with the teacher,
     then train on every position labelled so far (or, ``distill.aggregate: last_round``, on the new
-    ones until the last round). Returns the weights of the networks that ``distill.restarts`` left
-    behind, oldest first (the model holds the last): the run plays their average with it.
+    ones until the last round).
 
     Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
     (DAgger: the labels cover the states the network reaches); with ``model.init`` (a trained network
@@ -610,25 +607,6 @@ def _distill(
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
             curve = [("distill_eval", sum(len(part) for part in rounds))]
             _evaluate(path, config, rng, writer, curve, bar.console)
-    members = []
-    for restart in range(settings.restarts):  # a snapshot ensemble: each cycle leaves a network
-        members.append(_weights(model))
-        started = time.perf_counter()
-        stats = distill_epochs(
-            model, optimizer, labelled, settings.restart_epochs, settings.batch,
-            settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
-            rng, device, settings.target, anneal=True,
-        )  # fmt: skip
-        fitting = time.perf_counter() - started
-        for name, value in stats.items():
-            writer.add_scalar(f"distill/restart_{name}", value, restart)
-        bar.console.print(
-            f"distill restart {restart + 1} of {settings.restarts}: {len(labelled):,} positions, agreement "
-            f"with the teacher {stats['agreement']:.1%}, {settings.restart_epochs} epochs fitted in "
-            f"{_duration(fitting)} ({settings.restart_epochs * len(labelled) / fitting:,.0f} positions/s)",
-            soft_wrap=True,
-        )
-    return members
 
 
 def _file_digests(options: dict[str, Any]) -> dict[str, str]:
