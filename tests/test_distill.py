@@ -20,6 +20,7 @@ from agents.bots.trained import SHIPPED_DIR
 from agents.configuration import ConfigError
 from agents.training import distill as distill_module
 from agents.training import train as train_script
+from agents.training.checkpoint import NetworkPolicy
 from agents.training.config import parse_train_config
 from agents.training.distill import (
     Labelled,
@@ -397,6 +398,51 @@ def test_aggregate_says_which_rounds_labels_each_round_fits(
     assert sizes == fitted
 
 
+def test_refine_rounds_label_with_the_networks_own_playouts_and_fit_their_own_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``distill.refine``: the last rounds' teacher plays every move out with the network as the round
+    found it (greedy, every seat); those rounds fit their own labels with a fresh optimizer at
+    ``refine_lr``, and the round before them fits every earlier round's (``last_round``); both
+    phases' last rounds anneal."""
+    fits: list[tuple[int, float, bool]] = []
+    networks: list[dict[str, torch.Tensor]] = []
+    optimizers: list[torch.optim.Optimizer] = []
+    fit = train_script.distill_epochs
+
+    def recording(model: ActorCritic, optimizer: torch.optim.Optimizer, data: LabelRounds, *args) -> dict:
+        fits.append((len(data), optimizer.param_groups[0]["lr"], args[-1]))
+        optimizers.append(optimizer)
+        stats = fit(model, optimizer, data, *args)
+        networks.append({k: v.clone() for k, v in model.state_dict().items()})
+        return stats
+
+    monkeypatch.setattr(train_script, "distill_epochs", recording)
+    settings = {
+        **DISTILL["distill"], "rounds": 3, "refine": 1, "refine_lr": 2e-4, "aggregate": "last_round",
+        "anneal": True, "target": "values", "games": 16,
+    }  # fmt: skip
+    config = distill_config(tmp_path, "refine", total_updates=0, eval={"every": 0}, distill=settings)
+    train_script.train(config)
+    assert fits == [(96, 1e-3, False), (192, 1e-3, True), (96, 2e-4, True)]
+    assert optimizers[0] is optimizers[1] and optimizers[2] is not optimizers[1]
+
+    # Round 2's labels are the search with the network after round 1 as its playout policy.
+    rules = Rules.preset("block", 2)
+    folder = config.run_dir / "teacher" / "round_002"
+    obs, mask, values = (np.load(folder / f"{name}.npy") for name in ("obs", "mask", "values"))
+    model = ActorCritic(rules, (32,))
+    model.load_state_dict(networks[1])
+    found = Positions(obs, mask, np.zeros((len(obs), 2), np.uint64), np.zeros((len(obs), 28), np.int8))
+    seed = config.seed * 1_000_003 + 2
+    own = NetworkPolicy("playouts", model, greedy=True)
+    expected = label_positions(PimcBot(rules, seed=seed, samples=2, rollout_bot=own), found).values
+    np.testing.assert_array_equal(values, expected)
+    strong = label_positions(PimcBot(rules, seed=seed, samples=2), found).values
+    assert not np.array_equal(values, strong, equal_nan=True)  # not the playouts of the other rounds
+    assert "refine" in (folder / "key.txt").read_text()
+
+
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
     data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
     path = tmp_path / "round_000"
@@ -535,6 +581,10 @@ def test_distillation_settings_are_checked() -> None:
         parse_train_config({"bots": {"pimcc": {}}})
     with pytest.raises(ConfigError, match=r"distill\.pile_samples .*needs distill\.privileged"):
         parse_train_config({"distill": {"pile_samples": 4}})
+    with pytest.raises(ConfigError, match=r"distill\.refine \(3\) .*must be at most that"):
+        parse_train_config({"distill": {"rounds": 2, "refine": 3}})
+    with pytest.raises(ConfigError, match=r"distill\.refine_lr"):
+        parse_train_config({"distill": {"rounds": 2, "refine": 1, "refine_lr": 0}})
     with pytest.raises(ConfigError, match=r"distill\.evaluate needs at least one bot"):
         parse_train_config({"distill": {"evaluate": True}, "eval": {"every": 0, "opponents": []}})
 

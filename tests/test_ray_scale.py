@@ -153,6 +153,24 @@ def test_distillation_searched_on_ray_trains_the_network_a_local_run_does(
     assert same(weights["sharded"], weights["local"])
 
 
+def test_refine_rounds_on_ray_play_out_with_the_network_a_local_run_does(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """``distill.refine``: the actors get the network's weights with each batch and play every move out
+    with it, greedy; the labels, so the network, are the local run's."""
+    weights = {}
+    for name, workers in (("local", 0), ("sharded", 2)):
+        overrides = [
+            *DISTILL, "distill.refine=1", "distill.positions=2500", f"output_dir={tmp_path}", f"name={name}",
+            f"ray.workers={workers}",
+        ]  # fmt: skip
+        train(load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", overrides))
+        weights[name] = load_checkpoint(tmp_path / name / "checkpoints" / "update_000000.pt")["model"]
+        labels = np.load(tmp_path / name / "teacher" / "round_001" / "values.npy")
+        assert np.isfinite(labels).any()
+    assert same(weights["sharded"], weights["local"])
+
+
 def test_determinised_labels_on_ray_do_not_depend_on_the_worker_count(cluster: Cluster) -> None:
     rules = Rules.preset("all_fives", 2)
     positions = collect_positions(rules, make_bot("strong", rules, seed=3), 9000, num_games=64, seed=3)

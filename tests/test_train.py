@@ -15,7 +15,13 @@ from agents.arena.tournament import run_arena
 from agents.bots.registry import load_policy
 from agents.configuration import ConfigError
 from agents.training import train as train_script
-from agents.training.checkpoint import CheckpointError, CheckpointPolicy, export_policy, load_checkpoint
+from agents.training.checkpoint import (
+    CheckpointError,
+    CheckpointPolicy,
+    NetworkPolicy,
+    export_policy,
+    load_checkpoint,
+)
 from agents.training.config import load_train_config, parse_train_config
 from agents.training.network import ActorCritic
 from agents.training.ppo import Opponents, Rollout, collect_rollout, compute_advantages
@@ -341,6 +347,32 @@ def test_reward_kind_is_checked() -> None:
     assert load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", ["reward=win"]).reward == "win"
     with pytest.raises(ConfigError, match="reward"):
         load_train_config(ROOT / "configs" / "train" / "quickstart.yaml", ["reward=wins"])
+
+
+def test_a_greedy_policy_reads_only_the_rows_with_a_choice_and_plays_the_networks_argmax() -> None:
+    """Forced moves (one legal action, a third of a playout's decisions) skip the network; every
+    action is the one the network's argmax over all the rows gives."""
+    rules = Rules.preset("block", 4)
+    torch.manual_seed(3)
+    model = ActorCritic(rules, (32,), move_features=True, after_state=True, move_hidden=16)
+    play = SelfPlay(rules, 256, seed=5)
+    policy = NetworkPolicy("greedy", model, greedy=True)
+    read: list[int] = []
+    forward = model.forward
+    model.forward = lambda obs, mask, *rest: read.append(len(obs)) or forward(obs, mask, *rest)
+    forced = choices = 0
+    for _ in range(30):
+        state = play.state()
+        with torch.no_grad():
+            logits, _ = forward(torch.from_numpy(state.obs), torch.from_numpy(state.mask))
+        read.clear()
+        actions = policy(state.obs, state.mask)
+        np.testing.assert_array_equal(actions, logits.argmax(dim=1).numpy())
+        choice = int((state.mask.sum(axis=1) > 1).sum())
+        assert read == ([choice] if choice else [])
+        forced, choices = forced + len(state.mask) - choice, choices + choice
+        play.step(actions)
+    assert forced > 0 and choices > 0
 
 
 def test_sampled_actions_follow_the_policys_probabilities() -> None:

@@ -59,12 +59,15 @@ def default_samples(rules: Rules) -> int:
     return 12 if rules.fives else 24
 
 
-def rollout_policy(spec: str, rules: Rules, seed: int | None) -> Policy:
-    """The playout policy: a fast bot by name, or a trained network (checkpoint path or shipped name).
+def rollout_policy(spec: str | Policy, rules: Rules, seed: int | None) -> Policy:
+    """The playout policy: a fast bot by name, a trained network (checkpoint path or shipped name),
+    or a policy object as it is (a distillation's network in training, ``distill.refine``).
 
     A network that plays better than ``strong`` makes better playouts: the search's
     values are only as good as the play it assumes after the move (docs/arena.md).
     """
+    if not isinstance(spec, str):
+        return spec
     if spec in ROLLOUT_BOTS:
         return ROLLOUT_BOTS[spec](rules, seed=seed)
     bots = ", ".join(ROLLOUT_BOTS)
@@ -94,7 +97,7 @@ class PimcBot:
         seed: int | None = None,
         samples: int | None = None,
         rollouts: int = 1,
-        rollout_bot: str = "strong",
+        rollout_bot: str | Policy = "strong",
         epsilon: float = 0.0,
         prior: float = 0.5,
         max_games: int = 32768,

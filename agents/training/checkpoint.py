@@ -485,26 +485,29 @@ class NetworkPolicy:
         self.generator = generator
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        obs, mask = np.asarray(obs), np.asarray(mask)
+        if self.greedy:
+            # A forced move (one legal action) is its own argmax: the network reads only the rows with
+            # a choice, a third of a playout's decisions or more, and the actions are the same.
+            actions = mask.argmax(axis=1)
+            choice = np.flatnonzero(mask.sum(axis=1) > 1)
+            if len(choice):
+                actions[choice] = self._logits(obs[choice], mask[choice]).argmax(dim=1).cpu().numpy()
+            return actions
+        logits = self._logits(obs, mask)
+        return torch.multinomial(logits.softmax(dim=1), 1, generator=self.generator).squeeze(1).cpu().numpy()
+
+    def _logits(self, obs: np.ndarray, mask: np.ndarray) -> torch.Tensor:
         with torch.no_grad():
             logits, _ = self.model(
-                torch.from_numpy(np.asarray(obs)).to(self.device),
-                torch.from_numpy(np.asarray(mask)).to(self.device),
+                torch.from_numpy(obs).to(self.device), torch.from_numpy(mask).to(self.device)
             )
-            if self.greedy:
-                actions = logits.argmax(dim=1)
-            else:
-                actions = torch.multinomial(logits.softmax(dim=1), 1, generator=self.generator).squeeze(1)
-        return actions.cpu().numpy()
+        return logits
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, A) float probabilities the policy gives each action (0 off the mask): what a viewer
         of a game shows beside each legal move, and what the sampled policy draws from."""
-        with torch.no_grad():
-            logits, _ = self.model(
-                torch.from_numpy(np.asarray(obs)).to(self.device),
-                torch.from_numpy(np.asarray(mask)).to(self.device),
-            )
-            return logits.softmax(dim=1).cpu().numpy()
+        return self._logits(np.asarray(obs), np.asarray(mask)).softmax(dim=1).cpu().numpy()
 
 
 class CheckpointPolicy(NetworkPolicy):

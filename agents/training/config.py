@@ -193,6 +193,16 @@ class DistillConfig(ConfigModel):
     anneal: bool = False
     """The last round's learning rate falls linearly to 0 over its epochs: the weights settle on
     the mean of noisy labels (``target: values``) instead of following the last minibatches."""
+    refine: int = Field(0, ge=0, le=100)
+    """The last ``refine`` of the ``rounds`` label every move with a playout of the network itself
+    (its weights when the round starts, greedy at every seat) instead of ``teacher.rollout_bot``: a
+    step of policy improvement per round, the labels valuing each move under the network's play
+    instead of ``strong``'s. These rounds fit their own labels only (the earlier rounds' valued
+    another policy's play), with a fresh optimizer at ``refine_lr``; with ``aggregate: last_round``
+    the round before them fits every earlier round's labels, and with ``anneal`` both phases' last
+    rounds anneal. About 6 times the search of ``strong``'s playouts (docs/agents.md)."""
+    refine_lr: Number = Field(5e-4, gt=0, le=1)
+    """Adam learning rate of the ``refine`` rounds (they start from a fitted network)."""
     games: int = Field(1024, ge=1, le=65536)
     """Games played side by side to collect positions."""
     teacher: dict[str, Any] = Field(default_factory=dict)
@@ -326,6 +336,11 @@ class TrainConfig(TopLevelConfig):
         if self.distill.pile_samples > 1 and not self.distill.privileged:
             raise ConfigError(
                 "distill.pile_samples shuffles the true deal's draw pile: it needs distill.privileged: true"
+            )
+        if self.distill.refine > self.distill.rounds:
+            raise ConfigError(
+                f"distill.refine ({self.distill.refine}) counts the last of the distill.rounds "
+                f"({self.distill.rounds}): it must be at most that"
             )
         if self.distill.evaluate and not self.eval.opponents:
             raise ConfigError("distill.evaluate needs at least one bot in eval.opponents")

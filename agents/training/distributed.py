@@ -98,10 +98,17 @@ class Worker:
             config.reward,
         )  # fmt: skip
 
-    def label(self, seed: int, obs: np.ndarray, mask: np.ndarray, hands: Any, orders: Any) -> np.ndarray:
+    def label(
+        self, seed: int, obs: np.ndarray, mask: np.ndarray, hands: Any, orders: Any, playouts: Weights | None
+    ) -> np.ndarray:
         """(B, A) the distillation teacher's move values of one batch (``PimcBot.move_values``), its
-        randomness seeded by ``seed``."""
-        teacher = make_bot("pimc", self.rules, seed, **self.config.distill.teacher)
+        randomness seeded by ``seed``; ``playouts``: the weights of a network that plays every move
+        out (greedy), instead of the teacher's ``rollout_bot`` (``distill.refine``)."""
+        options = dict(self.config.distill.teacher)
+        if playouts is not None:
+            self.model.load_state_dict(playouts)
+            options["rollout_bot"] = NetworkPolicy("playouts", self.model, greedy=True)
+        teacher = make_bot("pimc", self.rules, seed, **options)
         return teacher.move_values(obs, mask, hands, orders).astype(np.float32)
 
 
@@ -155,12 +162,21 @@ class Fleet:
         seed: int,
         progress: Callable[[int], object] | None = None,
         rng: np.random.Generator | None = None,
+        playouts: ActorCritic | None = None,
     ) -> Labelled:
         """``distill.label_positions`` with the batches searched by the actors, a few in flight per actor.
 
         The batches and their deals come from ``search_batches`` here, in order (``rng``: the pile
         shuffles); batch k's teacher is seeded by (``seed``, k). ``progress``: positions labelled so far.
+        ``playouts``: the network every move is played out with (``distill.refine``), its weights put
+        in Ray's object store once for all the batches.
         """
+        ray = self.ray
+        weights = (
+            None
+            if playouts is None
+            else ray.put({k: v.detach().cpu() for k, v in playouts.state_dict().items()})
+        )
         settings = self.config.distill
         rules = self.config.build_rules()
         batches = search_batches(rules, positions, settings.privileged, settings.pile_samples, rng)
@@ -172,7 +188,7 @@ class Fleet:
                 done = self._gather(pending, values, done, progress)
             actor = self.actors[index % len(self.actors)]
             call = actor.label.remote(
-                worker_seed(seed, index), positions.obs[rows], positions.mask[rows], *deal
+                worker_seed(seed, index), positions.obs[rows], positions.mask[rows], *deal, weights
             )
             pending[call] = rows
         while pending:

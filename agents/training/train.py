@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import hashlib
 import json
 import os
@@ -523,7 +524,8 @@ def _distill(
 ) -> None:
     """``distill.rounds`` rounds of expert iteration (training/distill.py): label positions with the teacher,
     then train on every position labelled so far (or, ``distill.aggregate: last_round``, on the new
-    ones until the last round).
+    ones until the last round). The last ``distill.refine`` rounds are a second phase: the teacher
+    plays every move out with the network itself, and they fit their own labels only.
 
     Round 0's positions come from ``strong``'s play, later rounds' from the network's own sampled play
     (DAgger: the labels cover the states the network reaches); with ``model.init`` (a trained network
@@ -536,8 +538,12 @@ def _distill(
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, eps=1e-5)
     rounds: list[Labelled] = []  # every round's labels, mapped from their files in <run>/teacher/
     obs_size = DominoCore(rules, 1).obs_size
+    first_refine = settings.rounds - settings.refine
     for round_ in range(settings.rounds):
         seed = config.seed * 1_000_003 + round_
+        refining = round_ >= first_refine
+        if refining and round_ == first_refine:  # a new phase: new targets, a fresh optimizer
+            optimizer = torch.optim.Adam(model.parameters(), lr=settings.refine_lr, eps=1e-5)
         cache = config.run_dir / "teacher" / f"round_{round_:03d}"
         source = [config.preset, config.players, config.rules, config.seed, round_, settings.positions]
         source += [settings.games, settings.teacher, settings.privileged, _file_digests(settings.teacher)]
@@ -545,6 +551,8 @@ def _distill(
             source.append(settings.pile_samples)
         if fleet is not None:  # a seed per batch, not one stream: the labels may differ from a local run's
             source.append("ray")
+        if refining:  # the playouts are the network's, whose weights the digest below names
+            source.append("refine")
         own_play = round_ > 0 or bool(config.model.init)  # the positions the network itself reaches
         key = json.dumps(source) + (_digest(model) if own_play else "")
         data = load_labels(cache, key, obs_size, rules.num_actions)
@@ -565,10 +573,14 @@ def _distill(
                 bar.update(task, completed=done)
 
             piles = np.random.default_rng([seed, 2])
+            playouts = copy.deepcopy(model).cpu() if refining else None  # the network as it is now
             if fleet is not None:  # --- Ray (ray.workers): the actors search the batches
-                fresh = fleet.label(positions, seed, progress, piles)
+                fresh = fleet.label(positions, seed, progress, piles, playouts)
             else:
-                teacher = make_bot("pimc", rules, seed, **settings.teacher)
+                options = dict(settings.teacher)
+                if playouts is not None:
+                    options["rollout_bot"] = NetworkPolicy("playouts", playouts, greedy=True)
+                teacher = make_bot("pimc", rules, seed, **options)
                 fresh = label_positions(
                     teacher, positions, settings.privileged, progress=progress,
                     pile_samples=settings.pile_samples, rng=piles,
@@ -582,12 +594,14 @@ def _distill(
             labelling = f"labelled in {_duration(time.perf_counter() - started)}"
         rounds.append(data)
         last = round_ == settings.rounds - 1
-        labelled = LabelRounds(rounds if last or settings.aggregate == "every_round" else rounds[-1:])
+        phase = rounds[first_refine:] if refining else rounds  # a refine round fits refine labels only
+        phase_end = last or round_ == first_refine - 1
+        labelled = LabelRounds(phase if phase_end or settings.aggregate == "every_round" else rounds[-1:])
         started = time.perf_counter()
         stats = distill_epochs(
             model, optimizer, labelled, settings.epochs, settings.batch,
             settings.temperature, config.ppo.reward_scale, config.ppo.vf_coef, config.ppo.max_grad_norm,
-            rng, device, settings.target, settings.anneal and last,
+            rng, device, settings.target, settings.anneal and phase_end,
         )  # fmt: skip
         fitting = time.perf_counter() - started
         fitted = settings.epochs * len(labelled)
