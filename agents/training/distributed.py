@@ -151,7 +151,7 @@ class Fleet:
         The ``past`` snapshot is drawn here with the learner's ``rng``, as a local run draws it.
         """
         ray = self.ray
-        weights = ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})
+        weights = self._put_weights(model)
         past = ray.put(snapshots[rng.integers(len(snapshots))]) if PAST in self.config.opponents else None
         parts = ray.get([handle.collect.remote(weights, past, update) for handle in self.actors])
         return join_rollouts(parts)
@@ -171,12 +171,7 @@ class Fleet:
         ``playouts``: the network every move is played out with (``distill.refine``), its weights put
         in Ray's object store once for all the batches.
         """
-        ray = self.ray
-        weights = (
-            None
-            if playouts is None
-            else ray.put({k: v.detach().cpu() for k, v in playouts.state_dict().items()})
-        )
+        weights = None if playouts is None else self._put_weights(playouts)
         settings = self.config.distill
         rules = self.config.build_rules()
         batches = search_batches(rules, positions, settings.privileged, settings.pile_samples, rng)
@@ -194,6 +189,10 @@ class Fleet:
         while pending:
             done = self._gather(pending, values, done, progress)
         return Labelled(positions.obs, positions.mask, values)
+
+    def _put_weights(self, model: ActorCritic) -> Any:
+        """A reference to ``model``'s weights (on CPU) in Ray's object store, put once for every call."""
+        return self.ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})
 
     def _gather(
         self,
