@@ -28,8 +28,10 @@ import torch
 from torch import nn
 
 from agents.bots.features import Board
+from agents.bots.registry import make_bot
 from agents.bots.sampler import pile_order, pile_tiles
 from agents.bots.search import PimcBot
+from agents.training.checkpoint import NetworkPolicy
 from agents.training.move_features import MoveInputs, feature_count
 from agents.training.network import ActorCritic
 from domino_env.engine.rules import Rules
@@ -136,6 +138,18 @@ def collect_positions(rules: Rules, behaviour: Policy, count: int, num_games: in
         found += len(keep)
         play.step(behaviour(state.obs, state.mask))
     return Positions(*(np.concatenate(column)[:count] for column in zip(*parts, strict=True)))
+
+
+def make_teacher(
+    rules: Rules, seed: int, options: dict[str, object], playouts: ActorCritic | None = None
+) -> PimcBot:
+    """The teacher: ``pimc`` with ``distill.teacher``'s ``options``. With ``playouts``
+    (``distill.refine``), that network plays every move out, greedy, instead of the options'
+    ``rollout_bot``: the labels then value each move under the network's own play."""
+    options = dict(options)
+    if playouts is not None:
+        options["rollout_bot"] = NetworkPolicy("playouts", playouts, greedy=True)
+    return make_bot("pimc", rules, seed, **options)
 
 
 def label_positions(

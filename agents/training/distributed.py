@@ -39,10 +39,9 @@ import numpy as np
 import torch
 
 from agents.arena.distributed import connect, require_ray
-from agents.bots.registry import make_bot
 from agents.training.checkpoint import NetworkPolicy
 from agents.training.config import PAST, SELF, TrainConfig, parse_train_config
-from agents.training.distill import Labelled, Positions, search_batches
+from agents.training.distill import Labelled, Positions, make_teacher, search_batches
 from agents.training.move_features import MoveInputs
 from agents.training.network import ActorCritic, build_network
 from agents.training.ppo import Opponents, Rollout, collect_rollout, load_fixed, opponent_policies
@@ -104,11 +103,10 @@ class Worker:
         """(B, A) the distillation teacher's move values of one batch (``PimcBot.move_values``), its
         randomness seeded by ``seed``; ``playouts``: the weights of a network that plays every move
         out (greedy), instead of the teacher's ``rollout_bot`` (``distill.refine``)."""
-        options = dict(self.config.distill.teacher)
         if playouts is not None:
             self.model.load_state_dict(playouts)
-            options["rollout_bot"] = NetworkPolicy("playouts", self.model, greedy=True)
-        teacher = make_bot("pimc", self.rules, seed, **options)
+        network = None if playouts is None else self.model
+        teacher = make_teacher(self.rules, seed, self.config.distill.teacher, network)
         return teacher.move_values(obs, mask, hands, orders).astype(np.float32)
 
 

@@ -96,6 +96,7 @@ from agents.training.distill import (
     distill_epochs,
     label_positions,
     load_labels,
+    make_teacher,
     save_labels,
 )
 from agents.training.distributed import Fleet
@@ -577,10 +578,7 @@ def _distill(
             if fleet is not None:  # --- Ray (ray.workers): the actors search the batches
                 fresh = fleet.label(positions, seed, progress, piles, playouts)
             else:
-                options = dict(settings.teacher)
-                if playouts is not None:
-                    options["rollout_bot"] = NetworkPolicy("playouts", playouts, greedy=True)
-                teacher = make_bot("pimc", rules, seed, **options)
+                teacher = make_teacher(rules, seed, settings.teacher, playouts)
                 fresh = label_positions(
                     teacher, positions, settings.privileged, progress=progress,
                     pile_samples=settings.pile_samples, rng=piles,
