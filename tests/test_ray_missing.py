@@ -41,7 +41,7 @@ def test_a_config_with_ray_workers_says_how_to_run_without_ray(name, capsys, tmp
     without Ray the error also names the override that runs them in one process."""
     monkeypatch.chdir(tmp_path)
     # Tiny, so that the test fails in seconds, not a whole run, if a config stops asking for Ray.
-    tiny = ["distill.rounds=1", "distill.positions=256", "num_games=8", "eval.deals=2"]
+    tiny = ["distill.rounds=1", "distill.refine=0", "distill.positions=256", "num_games=8", "eval.deals=2"]
     assert train([str(ROOT / "configs" / "train" / f"{name}.yaml"), "progress=false", *tiny]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert INSTALL in out and "run without it: ray.workers=0" in out
