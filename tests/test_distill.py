@@ -443,6 +443,21 @@ def test_refine_rounds_label_with_the_networks_own_playouts_and_fit_their_own_la
     assert "refine" in (folder / "key.txt").read_text()
 
 
+def test_refine_rounds_after_exact_rounds_play_out_with_the_network() -> None:
+    """``teacher.exact`` labels the rounds before ``distill.refine`` (block, configs/train/block_exact.yaml);
+    a refine round's teacher plays every move out with the network instead of solving it."""
+    rules = Rules.preset("block", 2)
+    found = choice_positions(rules, 24, seed=4)
+    model = ActorCritic(rules, (32,))
+    refined = distill_module.make_teacher(rules, 7, {"exact": True, "prior": 0}, playouts=model)
+    assert not refined.exact
+    own = distill_module.make_teacher(rules, 7, {"prior": 0}, playouts=model)
+    values = label_positions(refined, found, privileged=True).values
+    np.testing.assert_array_equal(values, label_positions(own, found, privileged=True).values)
+    solved = label_positions(distill_module.make_teacher(rules, 7, {"exact": True, "prior": 0}), found, True)
+    assert not np.array_equal(values, solved.values, equal_nan=True)
+
+
 def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None:
     data = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
     path = tmp_path / "round_000"

@@ -195,7 +195,8 @@ class DistillConfig(ConfigModel):
     the mean of noisy labels (``target: values``) instead of following the last minibatches."""
     refine: int = Field(0, ge=0, le=100)
     """The last ``refine`` of the ``rounds`` label every move with a playout of the network itself
-    (its weights when the round starts, greedy at every seat) instead of ``teacher.rollout_bot``: a
+    (its weights when the round starts, greedy at every seat) instead of ``teacher.rollout_bot``
+    (or ``teacher.exact``'s solve, which then labels the earlier rounds only): a
     step of policy improvement per round, the labels valuing each move under the network's play
     instead of ``strong``'s. These rounds fit their own labels only (the earlier rounds' valued
     another policy's play), with a fresh optimizer at ``refine_lr``; with ``aggregate: last_round``

@@ -145,9 +145,10 @@ def make_teacher(
 ) -> PimcBot:
     """The teacher: ``pimc`` with ``distill.teacher``'s ``options``. With ``playouts``
     (``distill.refine``), that network plays every move out, greedy, instead of the options'
-    ``rollout_bot``: the labels then value each move under the network's own play."""
+    ``rollout_bot`` or ``exact`` solve: the labels then value each move under the network's own play."""
     options = dict(options)
     if playouts is not None:
+        options.pop("exact", None)
         options["rollout_bot"] = NetworkPolicy("playouts", playouts, greedy=True)
     return make_bot("pimc", rules, seed, **options)
 
