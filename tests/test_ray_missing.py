@@ -35,9 +35,11 @@ def test_a_ray_option_without_ray_says_what_to_install(command, args, capsys, tm
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("name", ["all_fives_playouts", "draw_playouts", "partnership_playouts"])
+@pytest.mark.parametrize(
+    "name", ["all_fives_playouts", "block_exact", "draw_playouts", "partnership_playouts"]
+)
 def test_a_config_with_ray_workers_says_how_to_run_without_ray(name, capsys, tmp_path, monkeypatch) -> None:
-    """The playout distillations set ``ray.workers: 2`` (their documented times need both cores);
+    """The distillations set ``ray.workers: 2`` (their documented times need both cores);
     without Ray the error also names the override that runs them in one process."""
     monkeypatch.chdir(tmp_path)
     # Tiny, so that the test fails in seconds, not a whole run, if a config stops asking for Ray.
