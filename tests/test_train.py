@@ -26,6 +26,7 @@ from agents.training.config import load_train_config, parse_train_config
 from agents.training.network import ActorCritic
 from agents.training.ppo import Opponents, Rollout, collect_rollout, compute_advantages
 from domino_env import Rules
+from domino_env.engine.observation import observation_fields
 from domino_env.envs.selfplay import SelfPlay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -421,6 +422,8 @@ def test_model_init_starts_from_a_trained_network(tmp_path: Path) -> None:
     model = ActorCritic(Rules.preset("block", 2), (128, 128))
     train_script._load_weights(model, config.model.init, Rules.preset("block", 2))
     assert all(torch.equal(model.state_dict()[k], start[k]) for k in start)
+    model.ignore_game_scores()  # what a run of single block rounds does next: none shows a score
+    start = model.state_dict()
     train_script.train(config)  # one update on from the shipped agent
     first = load_checkpoint(config.run_dir / "checkpoints" / "update_000001.pt")["model"]
     change = max(float((first[k] - start[k]).abs().max()) for k in start)
@@ -470,3 +473,26 @@ def test_a_finished_run_says_how_to_look_measure_and_play_and_a_second_one_says_
     assert "quickstart is complete (1 of 1 updates" in second
     assert "domino-train quickstart num_games=8" in second and "total_updates=100 --resume" in second
     assert "name=quickstart-2" in second and "steps/s" not in second
+
+
+@pytest.mark.parametrize(
+    ("preset", "episode", "reads_scores"),
+    [("block", "round", False), ("all_fives", "round", True), ("block", "match", True)],
+)
+def test_a_network_that_never_saw_a_game_score_plays_a_match_as_it_plays_a_round(
+    tmp_path: Path, preset: str, episode: str, reads_scores: bool
+) -> None:
+    """Rounds of a preset that scores at the round's end show 0-0 throughout: the trained network
+    must not read the scores a match shows (their weights would be random). Fives score during the
+    round, and match episodes show scores, so those networks do read them."""
+    config = tiny(tmp_path, preset=preset, episode=episode, total_updates=1)
+    train_script.train(config)
+    rules = Rules.preset(preset, 2)
+    model = load_policy(str(config.run_dir / "checkpoints" / "update_000001.pt"), rules).model
+    play = SelfPlay(rules, 64, seed=3)
+    obs, mask = torch.from_numpy(play.state().obs), torch.from_numpy(play.state().mask)
+    scored = obs.clone()
+    scored[:, observation_fields(rules)["scores"]] = torch.tensor([37, 52], dtype=scored.dtype)
+    with torch.no_grad():
+        same = torch.equal(model(obs, mask)[0], model(scored, mask)[0])
+    assert same != reads_scores

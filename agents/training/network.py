@@ -170,6 +170,20 @@ class ActorCritic(nn.Module):
     def privileged(self) -> bool:
         return self.critic is not None
 
+    def ignore_game_scores(self) -> None:
+        """Zero the trunk's weights on the ``scores`` inputs, so that the game score moves no move.
+
+        For a run whose every position has a game score of 0 (single rounds of rules that score
+        only when the round ends): those weights get no gradient and would keep their random
+        init, which shifts the network's play at random once a match's scores are not 0. Zeroing
+        them changes nothing else in such a run: the inputs they multiply are 0 throughout.
+        """
+        fields = observation_fields(self.rules)["scores"]
+        inputs = self.encoder.scaled_index.tolist()  # the scaled features come first, in this order
+        columns = [i for i, column in enumerate(inputs) if fields.start <= column < fields.stop]
+        with torch.no_grad():
+            self.trunk[0].weight[:, columns] = 0.0
+
     def critic_value(self, features: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         """(B,) the privileged critic's values from encoded features and (B, ``hidden_size``) hidden tiles."""
         if self.critic is None:
