@@ -496,3 +496,27 @@ def test_a_network_that_never_saw_a_game_score_plays_a_match_as_it_plays_a_round
     with torch.no_grad():
         same = torch.equal(model(obs, mask)[0], model(scored, mask)[0])
     assert same != reads_scores
+
+
+def test_zeroing_the_unseen_score_weights_changes_nothing_else_in_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Those weights multiply inputs that are 0 in every position of the run: they get no gradient,
+    so the run with them random and the run with them zeroed differ in them alone."""
+    zeroed = tiny(tmp_path, name="zeroed", total_updates=2)
+    train_script.train(zeroed)
+    monkeypatch.setattr(ActorCritic, "ignore_game_scores", lambda self: None)
+    kept = tiny(tmp_path, name="kept", total_updates=2)
+    train_script.train(kept)
+    one, two = (
+        load_checkpoint(c.run_dir / "checkpoints" / "update_000002.pt")["model"] for c in (zeroed, kept)
+    )
+    model = ActorCritic(Rules.preset("block", 2), (32, 32))
+    columns = model.trunk[0].weight.new_zeros(model.trunk[0].weight.shape[1], dtype=torch.bool)
+    scores = observation_fields(model.rules)["scores"]
+    for i, column in enumerate(model.encoder.scaled_index.tolist()):
+        columns[i] = scores.start <= column < scores.stop
+    assert columns.sum() == 2 and (one["trunk.0.weight"][:, columns] == 0).all()
+    assert (two["trunk.0.weight"][:, columns] != 0).any()
+    assert torch.equal(one["trunk.0.weight"][:, ~columns], two["trunk.0.weight"][:, ~columns])
+    assert all(torch.equal(one[key], two[key]) for key in one if key != "trunk.0.weight")
