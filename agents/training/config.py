@@ -40,7 +40,6 @@ from agents.configuration import (
     parse_file,
     unknown_name,
 )
-from agents.training.match_equity import check_match_rules
 from domino_env.engine.rules import Rules
 
 SELF = "self"
@@ -218,13 +217,6 @@ class DistillConfig(ConfigModel):
     the true hands, each with the draw pile shuffled anew. No seat knows the pile's order, so a
     shuffle is an exact sample of it: the labels keep the real hands and shed the noise of one draw
     order, for this many times the search."""
-    value: Literal["points", "match"] = "points"
-    """What a label values. "points": the round's points (our side's minus the mean). "match":
-    the chance, in percent, of winning the match once the round ends so, from the position's game
-    scores (``agents.training.match_equity``), on positions taken from whole matches: play to the
-    target instead of for the round's margin. Each label must be one round's outcome
-    (``privileged``, ``teacher.prior: 0``, one rollout, one pile sample), on rules that score once
-    a round, at its end, between two sides."""
     evaluate: bool = False
     """Evaluate the network after every round against ``eval.opponents`` (``eval.deals`` deals from
     ``eval.seed``): the learning curve in labelled positions (TensorBoard ``distill_eval/*``); the
@@ -346,23 +338,6 @@ class TrainConfig(TopLevelConfig):
             raise ConfigError(
                 "distill.pile_samples shuffles the true deal's draw pile: it needs distill.privileged: true"
             )
-        if self.distill.value == "match":
-            teacher = self.distill.teacher
-            if not self.distill.privileged or self.distill.pile_samples > 1:
-                raise ConfigError(
-                    "distill.value: match turns each label, one round's outcome, into a chance of winning "
-                    "the match: it needs distill.privileged: true and distill.pile_samples: 1"
-                )
-            if teacher.get("prior", 0.5) != 0 or teacher.get("rollouts", 1) != 1:
-                raise ConfigError(
-                    "distill.value: match turns each label, one round's outcome, into a chance of winning "
-                    "the match: it needs distill.teacher.prior: 0 and one rollout"
-                )
-            rules = self.build_rules()
-            try:
-                check_match_rules(rules)
-            except ValueError as error:
-                raise ConfigError(f"distill.value: match: {error}") from None
         if self.distill.refine > self.distill.rounds:
             raise ConfigError(
                 f"distill.refine ({self.distill.refine}) counts the last of the distill.rounds "

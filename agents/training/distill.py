@@ -34,7 +34,6 @@ from agents.bots.search import PimcBot
 from agents.training.checkpoint import NetworkPolicy
 from agents.training.move_features import MoveInputs, feature_count
 from agents.training.network import ActorCritic
-from domino_env.engine.outcome import Episode
 from domino_env.engine.rules import Rules
 from domino_env.envs.policies import Policy
 from domino_env.envs.selfplay import SelfPlay
@@ -119,17 +118,14 @@ Deal = tuple[np.ndarray, np.ndarray] | tuple[None, None]
 teacher determinises the observations itself."""
 
 
-def collect_positions(
-    rules: Rules, behaviour: Policy, count: int, num_games: int, seed: int, episode: Episode = "round"
-) -> Positions:
-    """``count`` decisions with more than one legal move, from ``num_games`` games of ``behaviour`` self-play
-    (single rounds, or with ``episode`` "match" whole matches: positions at every game score).
+def collect_positions(rules: Rules, behaviour: Policy, count: int, num_games: int, seed: int) -> Positions:
+    """``count`` decisions with more than one legal move, from ``num_games`` games of ``behaviour`` self-play.
 
     Positions are kept with probability 1/2, so consecutive decisions of one game
     (strongly correlated) are thinned out; the games run until enough are found.
     """
     rng = np.random.default_rng([seed, 1])
-    play = SelfPlay(rules, num_games, episode, seed=np.random.default_rng([seed, 0]))
+    play = SelfPlay(rules, num_games, "round", seed=np.random.default_rng([seed, 0]))
     core, seats = play.core, np.arange(rules.players)
     parts: list[tuple[np.ndarray, ...]] = []
     found = 0

@@ -100,7 +100,6 @@ from agents.training.distill import (
     save_labels,
 )
 from agents.training.distributed import Fleet
-from agents.training.match_equity import MatchEquity, round_results
 from agents.training.network import ActorCritic, build_network, resolve_device
 from agents.training.ppo import (
     LOSSES,
@@ -114,7 +113,6 @@ from agents.training.ppo import (
 from agents.training.run_lock import RunLock
 from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
-from domino_env.envs.policies import Policy
 from domino_env.envs.selfplay import SelfPlay
 
 
@@ -247,7 +245,7 @@ def _train(
     model = build_network(rules, network).to(device)
     if config.model.init and not resume:  # fine-tuning: a trained network's weights instead of random ones
         _load_weights(model, config.model.init, rules)
-    if config.episode == "round" and config.distill.value == "points" and not rules.fives:
+    if config.episode == "round" and not rules.fives:
         # Every round starts at 0-0 and, without fives, scores only when it ends: no position of
         # this run shows a game score, so a match's scores must not move its moves either.
         model.ignore_game_scores()
@@ -560,8 +558,6 @@ def _distill(
             source.append("ray")
         if refining:  # the playouts are the network's, whose weights the digest below names
             source.append("refine")
-        if settings.value == "match":
-            source.append("match")
         own_play = round_ > 0 or bool(config.model.init)  # the positions the network itself reaches
         key = json.dumps(source) + (_digest(model) if own_play else "")
         data = load_labels(cache, key, obs_size, rules.num_actions)
@@ -573,8 +569,7 @@ def _distill(
             else:
                 generator = torch.Generator(device=device).manual_seed(seed)
                 behaviour = NetworkPolicy("learner", model, greedy=False, generator=generator)
-            episode = "match" if settings.value == "match" else "round"
-            positions = collect_positions(rules, behaviour, settings.positions, settings.games, seed, episode)
+            positions = collect_positions(rules, behaviour, settings.positions, settings.games, seed)
             task = bar.add_task(
                 f"teacher round {round_}", total=settings.positions, info="positions labelled"
             )
@@ -593,8 +588,6 @@ def _distill(
                     pile_samples=settings.pile_samples, rng=piles,
                 )  # fmt: skip
             del positions
-            if settings.value == "match":
-                fresh = _match_labels(fresh, rules, model if own_play else None, seed, bar.console)
             save_labels(cache, key, fresh)
             del fresh  # trained on from the file, a chunk at a time: memory does not grow with the rounds
             data = load_labels(cache, key, obs_size, rules.num_actions)
@@ -614,13 +607,12 @@ def _distill(
         )  # fmt: skip
         fitting = time.perf_counter() - started
         fitted = settings.epochs * len(labelled)
-        unit = "points" if settings.value == "points" else "% of the match"
         for name, value in stats.items():
             writer.add_scalar(f"distill/{name}", value, round_)
         writer.add_scalar("distill/fit_positions_per_second", fitted / fitting, round_)
         bar.console.print(
             f"distill round {round_}: {len(labelled):,} positions, agreement with the "
-            f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} {unit} per decision; "
+            f"teacher {stats['agreement']:.1%}, regret {stats['regret']:.3f} points per decision; "
             f"{labelling}, {settings.epochs} epochs fitted in {_duration(fitting)} "
             f"({fitted / fitting:,.0f} positions/s)",
             soft_wrap=True,  # one line in a log file, whatever the terminal's width
@@ -631,31 +623,6 @@ def _distill(
             save_checkpoint(path, _payload(model, optimizer, rng, config, 0, 0, float("-inf"), []))
             curve = [("distill_eval", sum(len(part) for part in rounds))]
             _evaluate(path, config, rng, writer, curve, bar.console)
-
-
-MATCH_TABLE_ROUNDS = 20_000
-"""Rounds of self-play behind ``distill.value: match``'s table (its chances then move by under 1%)."""
-
-
-def _match_labels(
-    labels: Labelled, rules: Rules, network: ActorCritic | None, seed: int, console: Console
-) -> Labelled:
-    """``distill.value: match``: each label, one round's outcome, as the chance of winning the match
-    after it, from a table built on ``MATCH_TABLE_ROUNDS`` rounds of greedy self-play of ``network``
-    (``strong`` before there is one): the rounds the match would go on with."""
-    if network is None:
-        player: Policy = make_bot("strong", rules, seed)
-    else:
-        player = NetworkPolicy("learner", network, greedy=True)
-    margins = round_results(rules, player, MATCH_TABLE_ROUNDS, seed)
-    equity = MatchEquity(margins, rules.target)
-    console.print(
-        f"match labels: {len(margins):,} rounds of self-play, {np.abs(margins).mean():.1f} points a "
-        f"round on average; {equity(np.array(rules.target // 2), np.array(0)):.1%} to win from "
-        f"{rules.target // 2}-0",
-        soft_wrap=True,
-    )
-    return Labelled(labels.obs, labels.mask, equity.label(rules, labels.obs, labels.values))
 
 
 def _file_digests(options: dict[str, Any]) -> dict[str, str]:
