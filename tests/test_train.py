@@ -512,10 +512,8 @@ def test_zeroing_the_unseen_score_weights_changes_nothing_else_in_the_run(
         load_checkpoint(c.run_dir / "checkpoints" / "update_000002.pt")["model"] for c in (zeroed, kept)
     )
     model = ActorCritic(Rules.preset("block", 2), (32, 32))
-    columns = model.trunk[0].weight.new_zeros(model.trunk[0].weight.shape[1], dtype=torch.bool)
-    scores = observation_fields(model.rules)["scores"]
-    for i, column in enumerate(model.encoder.scaled_index.tolist()):
-        columns[i] = scores.start <= column < scores.stop
+    columns = torch.zeros(model.trunk[0].weight.shape[1], dtype=torch.bool)
+    columns[model.encoder.scaled_columns("scores")] = True
     assert columns.sum() == 2 and (one["trunk.0.weight"][:, columns] == 0).all()
     assert (two["trunk.0.weight"][:, columns] != 0).any()
     assert torch.equal(one["trunk.0.weight"][:, ~columns], two["trunk.0.weight"][:, ~columns])

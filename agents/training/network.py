@@ -75,6 +75,7 @@ class ObservationEncoder(nn.Module):
         super().__init__()
         fields = observation_fields(rules)
         p = rules.players
+        self.fields = fields
         self.obs_size = observation_size(rules)
         scale = torch.zeros(self.obs_size)
         for name, divisor in [
@@ -111,6 +112,14 @@ class ObservationEncoder(nn.Module):
         self.register_buffer("onehot_max", counts_t - 1, persistent=False)
         self.register_buffer("onehot_base", base, persistent=False)
         self.size = len(scaled) + int(counts_t.sum())
+
+    def scaled_columns(self, field: str) -> list[int]:
+        """The feature columns of a scaled observation field (``scores``, ``missing``...): the scaled
+        features come first, in observation order."""
+        where = self.fields[field]
+        return [
+            i for i, column in enumerate(self.scaled_index.tolist()) if where.start <= column < where.stop
+        ]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """(B, size) float32; all one-hot fields in one scatter (this runs on every policy call)."""
@@ -178,11 +187,8 @@ class ActorCritic(nn.Module):
         init, which shifts the network's play at random once a match's scores are not 0. Zeroing
         them changes nothing else in such a run: the inputs they multiply are 0 throughout.
         """
-        fields = observation_fields(self.rules)["scores"]
-        inputs = self.encoder.scaled_index.tolist()  # the scaled features come first, in this order
-        columns = [i for i, column in enumerate(inputs) if fields.start <= column < fields.stop]
         with torch.no_grad():
-            self.trunk[0].weight[:, columns] = 0.0
+            self.trunk[0].weight[:, self.encoder.scaled_columns("scores")] = 0.0
 
     def critic_value(self, features: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         """(B,) the privileged critic's values from encoded features and (B, ``hidden_size``) hidden tiles."""
