@@ -10,8 +10,18 @@ import pytest
 from agents.bots.registry import load_policy
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.configuration import ConfigError
+from agents.training import model_card
 from agents.training.checkpoint import POLICY_KEYS, load_checkpoint
-from agents.training.model_card import ModelCard, agents_table, default_agent, read_card, write_card
+from agents.training.exploit import ExploitConfig, exploit
+from agents.training.model_card import (
+    Exploitability,
+    ModelCard,
+    add_exploitability,
+    agents_table,
+    default_agent,
+    read_card,
+    write_card,
+)
 from domino_env.engine.rules import PRESET_NAMES
 
 
@@ -24,6 +34,8 @@ def test_every_shipped_file_carries_its_card(name: str) -> None:
     assert card.result("strong") is not None and card.result("pimc") is not None
     assert all(r.seed != 12345 for r in card.results)  # never the deals best.pt was chosen on
     assert (Path(__file__).resolve().parents[1] / card.config).is_file()  # the documented command
+    if name == default_agent(card.preset, card.players):  # issue 29 goal 3: measured against pimc's
+        assert any(e.deals >= 20_000 and e.seed != 12345 for e in card.exploitability)
 
 
 def test_every_preset_has_a_default_agent_by_name() -> None:
@@ -83,3 +95,52 @@ def test_the_table_shows_match_play_against_pimc_where_measured(tmp_path: Path) 
     assert "seed 1); 52.7% of 2,000 matches |" in agents_table(tmp_path)
     with pytest.raises(ConfigError, match=r"matches needs the match_win they measured"):
         ModelCard.parse({**card.to_dict(), "results": [{**pimc.to_dict(), "match_win": None}]})
+
+
+def test_exploit_results_go_into_the_card_and_the_table(tmp_path: Path, capsys) -> None:
+    """Issue 29 goal 3: the two ``exploit.json`` of ``scripts/exploit.py`` (against the agent, and against
+    ``pimc`` under the same settings) become a card entry that the agents table shows."""
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    write_card(path, read_card(path).model_copy(update={"exploitability": []}))  # this test's entry alone
+    quick = {"updates": 1, "num_games": 8, "rollout_steps": 4, "hidden": [16], "deals": 8, "progress": False}
+    runs = tmp_path / "runs"
+    against_agent = exploit(str(path), ExploitConfig.parse({**quick, "output_dir": str(runs)}))
+    against_pimc = exploit("pimc", ExploitConfig.parse({**quick, "output_dir": str(runs), "preset": "block"}))
+    files = [runs / name / "exploit.json" for name in ("exploit-block-2p-s0", "exploit-pimc-block-2p-s0")]
+    assert model_card.main([str(path), "--exploit", *map(str, files)]) == 0
+    entry = read_card(path).exploitability[-1]
+    assert (entry.updates, entry.decisions, entry.deals, entry.seed) == (1, 32, 8, 424_242)
+    assert entry.diff == round(against_agent["exploitability"], 2)
+    assert entry.pimc_ci == round(against_pimc["ci"], 2)
+    assert f"{entry.diff:+.2f} ± {entry.ci:.2f}" in agents_table(tmp_path).splitlines()[-1]
+    assert model_card.main([str(path), "--exploit", *map(str, files)]) == 0  # measured again: replaced
+    assert read_card(path).exploitability.count(entry) == 1
+
+    other = exploit(
+        "pimc", ExploitConfig.parse({**quick, "output_dir": str(runs), "preset": "block", "seed": 1})
+    )
+    with pytest.raises(ConfigError, match=r"the two exploiters differ in seed \(0 against 1\)"):
+        add_exploitability(path, against_agent, other)
+    with pytest.raises(ConfigError, match=r"the second result is against 'block-2p', not pimc"):
+        add_exploitability(path, against_pimc | {"agent": "block-2p"}, against_agent | {"agent": "block-2p"})
+    with pytest.raises(ConfigError, match=r"plays draw 2p, the agent block 2p"):
+        add_exploitability(path, against_agent, against_pimc | {"preset": "draw"})
+    with pytest.raises(ConfigError, match=r"not the exploit.json of scripts/exploit.py: no 'budget'"):
+        add_exploitability(path, {k: v for k, v in against_agent.items() if k != "budget"}, against_pimc)
+    (tmp_path / "broken.json").write_text("{")
+    assert model_card.main([str(path), "--exploit", str(tmp_path / "broken.json"), str(files[1])]) == 2
+    assert "broken.json: not JSON" in capsys.readouterr().out
+
+
+def test_the_table_shows_the_largest_exploiter_budget_bold_where_apart_from_pimc(tmp_path: Path) -> None:
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    card = read_card(path)
+    small = Exploitability(updates=150, decisions=1_228_800, deals=20_000, seed=424_242, diff=-0.67, ci=0.06,
+                           pimc_diff=-0.41, pimc_ci=0.05)  # fmt: skip
+    large = small.model_copy(update={"updates": 1000, "diff": -0.30, "ci": 0.10, "pimc_diff": -0.35})
+    write_card(path, card.model_copy(update={"exploitability": [small]}))
+    assert "| **-0.67 ± 0.06** / -0.41 ± 0.05 (150 updates, 20,000 deals) |" in agents_table(tmp_path)
+    write_card(path, card.model_copy(update={"exploitability": [small, large]}))
+    assert "| -0.30 ± 0.10 / -0.35 ± 0.05 (1,000 updates, 20,000 deals) |" in agents_table(tmp_path)

@@ -9,11 +9,14 @@ when the committed table is stale).
     python scripts/model_card.py block-2p                 # print the card of a shipped agent
     python scripts/model_card.py runs/x/best.pt --set card.yaml   # write one (YAML, checked)
     python scripts/model_card.py --table                  # the generated agents table
+    python scripts/model_card.py draw-2p --exploit runs/exploit-draw-2p-s0/exploit.json \
+        runs/exploit-pimc-draw-2p-s0/exploit.json        # add an exploitability measurement
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ import yaml
 from pydantic import Field, model_validator
 from rich.console import Console
 
-from agents.bots.registry import checkpoint_path
+from agents.bots.registry import BOT_NAMES, checkpoint_path
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.cli import error_exit
 from agents.configuration import ConfigError, ConfigModel, load_yaml
@@ -54,6 +57,73 @@ class Result(ConfigModel):
         return self
 
 
+class Exploitability(ConfigModel):
+    """What a fresh PPO exploiter (``scripts/exploit.py``) wins from the agent, beside what one of the
+    same budget and seed wins from ``pimc`` on the same deals: lower is harder to exploit."""
+
+    updates: int = Field(ge=1)
+    """The exploiters' budget in PPO updates."""
+    decisions: int = Field(ge=1)
+    """The same budget in training decisions (updates x games x table steps)."""
+    deals: int = Field(ge=2)
+    """Duplicate deals of the measurement."""
+    seed: int = Field(ge=0)
+    """The measurement's deal seed (never a training deal of the exploiters)."""
+    diff: float
+    """The exploiter's points per round against the agent (95% CI: ``ci``)."""
+    ci: float = Field(ge=0)
+    pimc_diff: float
+    """The same budget's exploiter's points per round against ``pimc`` (95% CI: ``pimc_ci``)."""
+    pimc_ci: float = Field(ge=0)
+
+    @property
+    def apart(self) -> bool:
+        """True where the agent is shown harder to exploit than ``pimc``: the intervals do not meet."""
+        return self.diff + self.ci < self.pimc_diff - self.pimc_ci
+
+
+EXPLOITER_SETTINGS = ("updates", "num_games", "rollout_steps", "hidden", "lr", "seed", "deals", "eval_seed")
+"""What two exploiter runs must share to be compared: the budget, the exploiter and the deals."""
+
+
+def exploitability(
+    agent_result: dict[str, Any], pimc_result: dict[str, Any], preset: str, players: int
+) -> Exploitability:
+    """The card entry of two ``exploit.json`` results: one against the agent, one against ``pimc``
+    in the agent's game, under the same settings (ConfigError naming what differs)."""
+    try:
+        if agent_result["agent"] in BOT_NAMES:
+            raise ConfigError(f"the first result is against the bot {agent_result['agent']!r}, not the agent")
+        if pimc_result["agent"] != "pimc":
+            raise ConfigError(f"the second result is against {pimc_result['agent']!r}, not pimc")
+        for result in (agent_result, pimc_result):
+            if (result["preset"], result["players"]) != (preset, players):
+                raise ConfigError(
+                    f"a result against {result['agent']!r} plays {result['preset']} {result['players']}p, "
+                    f"the agent {preset} {players}p"
+                )
+        for key in EXPLOITER_SETTINGS:
+            if agent_result["settings"][key] != pimc_result["settings"][key]:
+                raise ConfigError(
+                    f"the two exploiters differ in {key} ({agent_result['settings'][key]} against "
+                    f"{pimc_result['settings'][key]}): compare them under the same settings"
+                )
+        return Exploitability.parse(
+            {
+                "updates": agent_result["budget"]["updates"],
+                "decisions": agent_result["budget"]["decisions"],
+                "deals": agent_result["deals"],
+                "seed": agent_result["eval_seed"],
+                "diff": round(agent_result["exploitability"], 2),
+                "ci": round(agent_result["ci"], 2),
+                "pimc_diff": round(pimc_result["exploitability"], 2),
+                "pimc_ci": round(pimc_result["ci"], 2),
+            }
+        )
+    except (KeyError, TypeError) as error:
+        raise ConfigError(f"not the exploit.json of scripts/exploit.py: no {error}") from None
+
+
 class ModelCard(ConfigModel):
     """What a shipped agent is (``card`` in its policy file)."""
 
@@ -77,6 +147,8 @@ class ModelCard(ConfigModel):
     peak_memory_gib: float | None = Field(None, ge=0)
     """Peak resident memory of the run (``/usr/bin/time -v``), where measured."""
     results: list[Result] = Field(default_factory=list)
+    exploitability: list[Exploitability] = Field(default_factory=list)
+    """Exploiter measurements (``scripts/exploit.py``), one per budget and deal set."""
     notes: str = ""
     """Anything a user should know (how it was measured, what it is for)."""
 
@@ -104,6 +176,26 @@ def write_card(path: Path, card: ModelCard) -> None:
     save_checkpoint(path, {key: payload[key] for key in (*POLICY_KEYS, MEMBERS, "card") if key in payload})
 
 
+def read_result(path: Path) -> dict[str, Any]:
+    """An ``exploit.json``; ConfigError naming the file if it is not JSON."""
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path}: not JSON ({error})") from None
+
+
+def add_exploitability(agent: str | Path, agent_result: dict[str, Any], pimc_result: dict[str, Any]) -> None:
+    """Add (or replace, for the same budget and deals) the card's measurement from two ``exploit.json``."""
+    path = checkpoint_path(agent)
+    card = read_card(path)
+    if card is None:
+        raise ConfigError(f"{agent}: no model card to add to (write one with --set)")
+    entry = exploitability(agent_result, pimc_result, card.preset, card.players)
+    same = (entry.updates, entry.deals, entry.seed)
+    kept = [e for e in card.exploitability if (e.updates, e.deals, e.seed) != same]
+    write_card(path, card.model_copy(update={"exploitability": [*kept, entry]}))
+
+
 def default_agent(preset: str, players: int) -> str:
     """The name of a preset's default agent: the strongest shipped one, ``load_policy("<preset>-<n>p")``."""
     return f"{preset}-{players}p"
@@ -123,11 +215,24 @@ def _cost(card: ModelCard) -> str:
     return f"{card.training_minutes:.0f} min ({where}){memory}"
 
 
+def _exploit_figure(card: ModelCard) -> str:
+    """The largest budget's measurement (then the most deals): the agent's figure bold where it is
+    shown harder to exploit than ``pimc``."""
+    if not card.exploitability:
+        return "–"
+    best = max(card.exploitability, key=lambda e: (e.updates, e.deals))
+    agent = f"{best.diff:+.2f} ± {best.ci:.2f}"
+    return (
+        f"{f'**{agent}**' if best.apart else agent} / {best.pimc_diff:+.2f} ± {best.pimc_ci:.2f} "
+        f"({best.updates:,} updates, {best.deals:,} deals)"
+    )
+
+
 def agents_table(folder: Path = SHIPPED_DIR) -> str:
     """The Markdown table of the default agents, one row per preset, from their cards."""
     lines = [
-        "| preset | agent | vs `strong` | vs `pimc` | how it was trained |",
-        "|---|---|---|---|---|",
+        "| preset | agent | vs `strong` | vs `pimc` | exploiter vs agent / vs `pimc` | how it was trained |",
+        "|---|---|---|---|---|---|",
     ]
     for name in sorted(path.stem for path in folder.glob("*.pt")):
         card = read_card(folder / f"{name}.pt")
@@ -139,7 +244,8 @@ def agents_table(folder: Path = SHIPPED_DIR) -> str:
             deals += f"; {pimc.match_win:.1%} of {pimc.matches:,} matches"
         lines.append(
             f"| {card.preset} {card.players}p | `{name}` | {_figure(card.result('strong'))} | "
-            f"{_figure(pimc)}{deals} | {card.method}; `{card.config}`, {_cost(card)} |"
+            f"{_figure(pimc)}{deals} | {_exploit_figure(card)} | "
+            f"{card.method}; `{card.config}`, {_cost(card)} |"
         )
     return "\n".join(lines)
 
@@ -164,6 +270,12 @@ def main(argv: list[str] | None = None) -> int:
         "agent", nargs="?", help=f"a checkpoint or shipped agent ({', '.join(SHIPPED_AGENTS)})"
     )
     parser.add_argument("--set", metavar="CARD.yaml", help="write this card (YAML) into the agent's file")
+    parser.add_argument(
+        "--exploit",
+        nargs=2,
+        metavar=("AGENT.json", "PIMC.json"),
+        help="add to the card the exploit.json of scripts/exploit.py against the agent and against pimc",
+    )
     parser.add_argument("--table", action="store_true", help="print the default agents' table (Markdown)")
     parser.add_argument(
         "--write-table", metavar="ROOT", help=f"write the table into {' and '.join(TABLE_PAGES)} under ROOT"
@@ -186,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.set:
             raw: Any = load_yaml(Path(args.set).read_text())
             write_card(checkpoint_path(args.agent), ModelCard.parse(raw))
+        if args.exploit:
+            add_exploitability(args.agent, *(read_result(Path(path)) for path in args.exploit))
         card = read_card(args.agent)
     except (ConfigError, CheckpointError, ValueError, OSError) as error:
         return error_exit(console, error)
