@@ -253,6 +253,10 @@ def _train(
     update, global_step, best_score = 0, 0, float("-inf")
     snapshots = [_weights(model)]  # the pool the "past" opponent draws from
     pending = None  # the last checkpoint, when a kill cut its evaluation short: evaluated first
+    # Trained agents as opponents: loaded once, frozen. Building their networks draws from torch's
+    # RNG, so they are loaded before a resume restores it: a resumed run repeats the uninterrupted one.
+    bots = [name for name in config.opponents if name not in (SELF, PAST)]
+    fixed = load_fixed(bots, rules)
     existing = sorted(checkpoints.glob("update_*.pt"))
     if resume and not existing and config.distill.rounds and (config.run_dir / "teacher").is_dir():
         # Killed during the distillation, before its first checkpoint: what it had done is the
@@ -289,8 +293,6 @@ def _train(
     # logged twice when a run killed during its distillation is started again.
     writer = SummaryWriter(str(config.run_dir), purge_step=global_step + 1 if resume else 0)
     writer.add_text("config", "```yaml\n" + yaml.safe_dump(config.to_dict(), sort_keys=False) + "```")
-    bots = [name for name in config.opponents if name not in (SELF, PAST)]
-    fixed = load_fixed(bots, rules)  # trained agents as opponents: loaded once, frozen
     stats: dict[str, float] = {}
     sps = 0.0
     columns = (
