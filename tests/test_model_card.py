@@ -124,6 +124,8 @@ def test_exploit_results_go_into_the_card_and_the_table(tmp_path: Path, capsys) 
         add_exploitability(path, against_agent, other)
     with pytest.raises(ConfigError, match=r"the second result is against 'block-2p', not pimc"):
         add_exploitability(path, against_pimc | {"agent": "block-2p"}, against_agent | {"agent": "block-2p"})
+    with pytest.raises(ConfigError, match=r"the first result is against the bot 'pimc', not the agent"):
+        add_exploitability(path, against_pimc, against_pimc)
     with pytest.raises(ConfigError, match=r"plays draw 2p, the agent block 2p"):
         add_exploitability(path, against_agent, against_pimc | {"preset": "draw"})
     with pytest.raises(ConfigError, match=r"not the exploit.json of scripts/exploit.py: no 'budget'"):
