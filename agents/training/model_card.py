@@ -29,6 +29,7 @@ from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.cli import error_exit
 from agents.configuration import ConfigError, ConfigModel, load_yaml
 from agents.training.checkpoint import MEMBERS, POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
+from agents.training.exploit import FIGURE_SETTINGS
 
 
 class Result(ConfigModel):
@@ -82,10 +83,6 @@ class Exploitability(ConfigModel):
         return self.diff + self.ci < self.pimc_diff - self.pimc_ci
 
 
-EXPLOITER_SETTINGS = ("updates", "num_games", "rollout_steps", "hidden", "lr", "seed", "deals", "eval_seed")
-"""What two exploiter runs must share to be compared: the budget, the exploiter and the deals."""
-
-
 def exploitability(
     agent_result: dict[str, Any], pimc_result: dict[str, Any], preset: str, players: int
 ) -> Exploitability:
@@ -102,7 +99,7 @@ def exploitability(
                     f"a result against {result['agent']!r} plays {result['preset']} {result['players']}p, "
                     f"the agent {preset} {players}p"
                 )
-        for key in EXPLOITER_SETTINGS:
+        for key in FIGURE_SETTINGS:
             if agent_result["settings"][key] != pimc_result["settings"][key]:
                 raise ConfigError(
                     f"the two exploiters differ in {key} ({agent_result['settings'][key]} against "
