@@ -122,6 +122,11 @@ def test_exploit_results_go_into_the_card_and_the_table(tmp_path: Path, capsys) 
     )
     with pytest.raises(ConfigError, match=r"the two exploiters differ in seed \(0 against 1\)"):
         add_exploitability(path, against_agent, other)
+    on_ray = against_pimc | {"settings": against_pimc["settings"] | {"ray": {"workers": 2, "address": ""}}}
+    with pytest.raises(ConfigError, match=r"the two exploiters differ in ray\.workers \(0 against 2\)"):
+        add_exploitability(path, against_agent, on_ray)  # another worker count trains another exploiter
+    before_ray = {k: v for k, v in against_agent["settings"].items() if k != "ray"}
+    add_exploitability(path, against_agent | {"settings": before_ray}, against_pimc)  # older: 0 workers
     with pytest.raises(ConfigError, match=r"the second result is against 'block-2p', not pimc"):
         add_exploitability(path, against_pimc | {"agent": "block-2p"}, against_agent | {"agent": "block-2p"})
     with pytest.raises(ConfigError, match=r"the first result is against the bot 'pimc', not the agent"):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agents.arena.evaluate import main as evaluate
+from agents.training.exploit import main as exploit
 from agents.training.rllib import main as train_rllib
 from agents.training.train import main as train
 from agents.training.tune import main as tune
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is not None, rea
     [
         (evaluate, ["deals=2", "matches=0", "progress=false", "ray.workers=2"]),
         (train, [str(ROOT / "configs" / "train" / "quickstart.yaml"), "ray.workers=2", "progress=false"]),
+        (exploit, ["random", "preset=block", "updates=1", "progress=false", "ray.workers=2"]),
         (train_rllib, [str(ROOT / "configs" / "rllib" / "block.yaml"), "iterations=1"]),
         (tune, [str(ROOT / "configs" / "train" / "quickstart.yaml"), "ppo.lr=grid([0.001])"]),
     ],

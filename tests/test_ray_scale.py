@@ -27,6 +27,7 @@ from agents.training import distributed as train_distributed  # noqa: E402
 from agents.training.checkpoint import load_checkpoint  # noqa: E402
 from agents.training.config import load_train_config  # noqa: E402
 from agents.training.distill import collect_positions  # noqa: E402
+from agents.training.exploit import ExploitConfig, exploit  # noqa: E402
 from agents.training.rllib import SEAT_RETURN, load_rllib_config  # noqa: E402
 from agents.training.rllib import train as train_rllib  # noqa: E402
 from agents.training.train import train  # noqa: E402
@@ -131,6 +132,25 @@ def test_a_killed_actor_is_restarted_and_its_rollout_redone(
     survived = run_training(tmp_path, "killed")
     assert events[:3] == ["submitted", "killed", "gathered"]  # killed before its rollout came back
     assert same(survived, uninterrupted)
+
+
+def test_an_exploiter_on_ray_is_its_worker_counts_and_measured_as_the_local_arena_does(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """``scripts/exploit.py pimc ... ray.workers=2``: the agent's moves (the search bot's, hours on one
+    core) are played on the actors; a seed and worker count give one exploiter, and its figure is the
+    one the local arena measures."""
+    quick = {"updates": 2, "num_games": 16, "rollout_steps": 8, "hidden": [16], "deals": 40}
+    quick |= {"progress": False, "preset": "block"}
+    on_ray = ExploitConfig.parse({**quick, "output_dir": str(tmp_path), "ray": {"workers": 2}})
+    result = exploit("strong", on_ray)
+    assert result["settings"]["ray"]["workers"] == 2
+    again = exploit("strong", on_ray.model_copy(update={"name": "again"}))
+    first, second = (load_checkpoint(Path(r["exploiter"]))["model"] for r in (result, again))
+    assert same(first, second)
+    overrides = [f"policies=[{result['exploiter']},strong]", "format=head_to_head", "deals=40", "matches=0"]
+    local = run_arena(load_config(None, [*overrides, "seed=424242", "progress=false"])).pairs[0]
+    assert (local.diff, local.ci) == (result["exploitability"], result["ci"])
 
 
 DISTILL = [

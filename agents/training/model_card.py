@@ -29,7 +29,7 @@ from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.cli import error_exit
 from agents.configuration import ConfigError, ConfigModel, load_yaml
 from agents.training.checkpoint import MEMBERS, POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
-from agents.training.exploit import FIGURE_SETTINGS
+from agents.training.exploit import FIGURE_SETTINGS, figure_settings
 
 
 class Result(ConfigModel):
@@ -99,11 +99,12 @@ def exploitability(
                     f"a result against {result['agent']!r} plays {result['preset']} {result['players']}p, "
                     f"the agent {preset} {players}p"
                 )
+        agent_figure, pimc_figure = (figure_settings(r["settings"]) for r in (agent_result, pimc_result))
         for key in FIGURE_SETTINGS:
-            if agent_result["settings"][key] != pimc_result["settings"][key]:
+            if agent_figure[key] != pimc_figure[key]:
                 raise ConfigError(
-                    f"the two exploiters differ in {key} ({agent_result['settings'][key]} against "
-                    f"{pimc_result['settings'][key]}): compare them under the same settings"
+                    f"the two exploiters differ in {key} ({agent_figure[key]} against "
+                    f"{pimc_figure[key]}): compare them under the same settings"
                 )
         return Exploitability.parse(
             {
