@@ -90,6 +90,11 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used; the message names the file and the problem."""
 
 
+def update_checkpoints(folder: str | Path) -> list[Path]:
+    """A run's ``update_NNNNNN.pt`` files, oldest first (the zero-padded numbers sort as names)."""
+    return sorted(Path(folder).glob("update_*.pt"))
+
+
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` to ``path`` atomically (``write_atomic``: temporary file, fsync, rename).
 

@@ -80,6 +80,7 @@ from agents.training.checkpoint import (
     load_checkpoint,
     restore_rng,
     save_checkpoint,
+    update_checkpoints,
 )
 from agents.training.config import (
     PAST,
@@ -190,7 +191,7 @@ def _how_to_resume(stop: KeyboardInterrupt, config: TrainConfig | None, args: ar
     """One line: where the last checkpoint is and the command that continues from it."""
     what = "terminated" if isinstance(stop, _Terminated) else "interrupted"
     command = _command(args)
-    existing = sorted((config.run_dir / "checkpoints").glob("update_*.pt")) if config else []
+    existing = update_checkpoints(config.run_dir / "checkpoints") if config else []
     if not existing:
         return f"{what} before the first checkpoint; start again with: {shlex.join(command)}"
     return f"{what}: last checkpoint {existing[-1]}; continue with: {shlex.join([*command, '--resume'])}"
@@ -257,7 +258,7 @@ def _train(
     # RNG, so they are loaded before a resume restores it: a resumed run repeats the uninterrupted one.
     bots = [name for name in config.opponents if name not in (SELF, PAST)]
     fixed = load_fixed(bots, rules)
-    existing = sorted(checkpoints.glob("update_*.pt"))
+    existing = update_checkpoints(checkpoints)
     if resume and not existing and config.distill.rounds and (config.run_dir / "teacher").is_dir():
         # Killed during the distillation, before its first checkpoint: what it had done is the
         # teacher's cached rounds, which a fresh start reuses (the same run, number for number).
@@ -419,7 +420,7 @@ def _weights(model: ActorCritic) -> dict[str, torch.Tensor]:
 
 def _prune(folder: Path, keep: int) -> None:
     """Delete all but the ``keep`` most recent ``update_*.pt`` (best.pt is a separate file)."""
-    for old in sorted(folder.glob("update_*.pt"))[:-keep]:
+    for old in update_checkpoints(folder)[:-keep]:
         old.unlink()
 
 
