@@ -147,13 +147,25 @@ def test_command_line_writes_json_csv_and_plot(tmp_path) -> None:
 
 
 def test_checkpoints_are_named_by_file_stem_unless_that_is_ambiguous() -> None:
-    assert display_names(["runs/a/checkpoints/best.pt", "strong", "checkpoints/block-2p-ppo.pt"]) == [
+    class Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    specs = ["runs/a/checkpoints/best.pt", "strong", "checkpoints/block-2p-ppo.pt"]
+    assert display_names(specs, [Named("best"), Named("strong"), Named("block-2p-ppo")]) == [
         "best",
         "strong",
         "block-2p-ppo",
     ]
-    assert display_names(["runs/a/best.pt", "runs/b/best.pt", "random"]) == [
+    assert display_names(
+        ["runs/a/best.pt", "runs/b/best.pt", "random"], [Named("best")] * 2 + [Named("x")]
+    ) == [
         "runs/a/best.pt",
         "runs/b/best.pt",
         "random",
+    ]
+    # an imported object by its own name, a bot variant by its spec
+    assert display_names(["mine.py:play", "pimc_net"], [Named("lightest"), Named("pimc")]) == [
+        "lightest",
+        "pimc_net",
     ]

@@ -60,11 +60,11 @@ def test_the_arenas_progress_rate_is_the_average_since_the_start(monkeypatch, tm
     import time
     from collections.abc import Callable
 
-    from agents.arena import evaluate
+    from agents.arena import evaluate, report
 
     rates: list[str] = []
 
-    class Recording(evaluate.Progress):
+    class Recording(report.Progress):
         def update(self, task_id: int, **fields: object) -> None:
             if fields.get("rate"):
                 rates.append(fields["rate"])
@@ -77,7 +77,7 @@ def test_the_arenas_progress_rate_is_the_average_since_the_start(monkeypatch, tm
         advance(990)  # a batch's games all end within the same step
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(evaluate, "Progress", Recording)
+    monkeypatch.setattr(report, "Progress", Recording)
     monkeypatch.setattr(evaluate, "run_arena", slow_start_then_a_burst)
     assert evaluate.main(["policies=[random,strong]", "progress=true", f"output.dir={tmp_path}"]) == 130
     last = float(rates[-1].split()[0].replace(",", ""))

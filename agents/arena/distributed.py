@@ -39,6 +39,7 @@ from agents.arena.tournament import (
     ArenaResult,
     Progress,
     arena_result,
+    build_policies,
     display_names,
     schedule_pairs,
     seatings,
@@ -127,7 +128,7 @@ def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaRes
 
 def _run(ray: ModuleType, config: ArenaConfig, progress: Progress | None) -> ArenaResult:
     rules = config.build_rules()
-    names = display_names(config.policies)
+    names = display_names(config.policies, build_policies(config, rules))  # the names their objects give
     pairs = schedule_pairs(len(names), config.format)
     tables, table_pair = seatings(rotations(rules), pairs)
     task = ray.remote(num_cpus=1)(play_shard)

@@ -27,7 +27,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agents.bots.adapters import PolicyError
 from agents.bots.registry import Bot, reveal_to_cheater
+from domino_env.engine.actions import action_to_move
 from domino_env.engine.core import DominoCore
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import OPENING, Round, deal_to_hands, move_name
@@ -126,6 +128,27 @@ def game_record(rules: Rules, deal: np.ndarray, opener: int, actions: list[int])
         record["rules"] = overrides
     record["moves"] = moves
     return record
+
+
+def check_actions(name: str, picked: np.ndarray, mask: np.ndarray, where: Callable[[int], str]) -> None:
+    """A PolicyError naming the policy, the decision (``where(row)``) and the move, unless ``picked``
+    holds one legal integer action per row of ``mask``."""
+    if picked.shape != (len(mask),) or not np.issubdtype(picked.dtype, np.integer):
+        raise PolicyError(
+            f"policy {name!r} must return ({len(mask)},) integer actions for {len(mask)} observations, "
+            f"got {picked.dtype} {picked.shape}"
+        )
+    inside = (picked >= 0) & (picked < mask.shape[1])
+    legal = inside & mask[np.arange(len(mask)), np.where(inside, picked, 0)]
+    if not legal.all():
+        row = int(np.flatnonzero(~legal)[0])
+        action = int(picked[row])
+        move = action_to_move(action) if 0 <= action < mask.shape[1] else "no move"
+        options = ", ".join(action_to_move(a) for a in np.flatnonzero(mask[row]))
+        raise PolicyError(
+            f"policy {name!r} played action {action} ({move}) at {where(row)}, which is not legal there; "
+            f"legal: {options}"
+        )
 
 
 def play(
@@ -248,12 +271,23 @@ def _play_batch(
                 core.rounds_played[chosen], core.num_placed[chosen], core.to_play[chosen],
             )  # fmt: skip
         began = time.perf_counter()
-        picked = np.asarray(policy(obs, mask) if act_seeded is None else act_seeded(obs, mask, row_seeds))
+        try:
+            picked = np.asarray(policy(obs, mask) if act_seeded is None else act_seeded(obs, mask, row_seeds))
+        except PolicyError as error:  # an adapted policy that could not play: say where
+            raise PolicyError(f"{error}, at {where(chosen[0])}") from error
+        except Exception as error:  # the user's code failed: say whose and where, not just the traceback
+            raise PolicyError(
+                f"policy {policy.name!r} raised {type(error).__name__} at {where(chosen[0])}: {error}"
+            ) from error
         seconds[index] += time.perf_counter() - began
         moves[index] += len(chosen)
-        if picked.shape != (len(chosen),) or not mask[np.arange(len(chosen)), picked].all():
-            raise ValueError(f"policy {policy.name!r} returned an illegal action")
+        check_actions(policy.name, picked, mask, lambda row: where(chosen[row]))
         return picked
+
+    def where(game: int) -> str:
+        """The deal (its index in the whole run) and the seat of a decision, for an error message."""
+        deal = deal_offset + first[game] + done[game]
+        return f"deal {deal} of seed {seed}, seat {core.to_play[game]}, move {core.num_placed[game] + 1}"
 
     while (done < quota).any():
         active = done < quota

@@ -2,10 +2,14 @@
 
     domino-evaluate                                              # the shipped arena config "bots"
     domino-evaluate draw deals=500 matches=0                     # a shipped arena config, by name
+    domino-evaluate "policies=[my_model.zip,mypkg.policies:mine,strong,pimc]"  # an SB3 model, an import path
     python scripts/evaluate.py configs/arena/block.yaml policies=[strong,pimc] bots.pimc.samples=24
     python scripts/evaluate.py configs/arena/bots.yaml ray.workers=4   # the deals sharded over Ray tasks
 
-The config is a YAML file or the name of a shipped arena config (``configs/arena/``,
+A policy is a bot's name, a shipped agent's name, a checkpoint file (``.pt``; a
+Stable-Baselines3 ``.zip`` with the ``sb3`` extra) or ``package.module:attribute``, a Python
+object imported from the current folder (``agents.bots.adapters``: a function, a torch module,
+an SB3 model...). The config is a YAML file or the name of a shipped arena config (``configs/arena/``,
 ``agents.configuration.shipped_configs("arena")``; a training config's name is refused, naming
 ``domino-train``). ``domino-evaluate`` and ``python scripts/evaluate.py`` are the same command.
 
@@ -18,16 +22,15 @@ from __future__ import annotations
 
 import argparse
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from agents.arena import distributed
 from agents.arena.config import OutputConfig, load_config
-from agents.arena.report import print_result, save
+from agents.arena.report import print_result, progress_bars, save
 from agents.arena.tournament import ArenaInterrupted, ArenaResult, run_arena
+from agents.bots.adapters import PolicyError
 from agents.cli import error_exit
 from agents.configuration import ConfigError
 from domino_env.files import check_writable
@@ -50,31 +53,13 @@ def main(argv: list[str] | None = None) -> int:
         if config.ray.workers:
             distributed.require_ray()  # before anything is made or played
         check_writable(Path(config.output.dir))  # before any game: not after an hour of them
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("[cyan]{task.fields[rate]}"),
-            TimeRemainingColumn(),
-            console=console,
-            disable=not config.progress,
-        ) as bar:
-
-            def progress(label: str, total: int) -> Callable[[int], None]:
-                task = bar.add_task(label, total=total, rate="")
-
-                def advance(done: int) -> None:
-                    bar.advance(task, done)
-                    state = bar.tasks[task]  # the average since the start, as the summary reports
-                    speed = state.completed / state.elapsed if state.elapsed else 0.0
-                    bar.update(task, rate=f"{speed:,.0f} {label}/s" if speed else "")
-
-                return advance
-
+        with progress_bars(console, config.progress) as progress:
             run = distributed.run_arena if config.ray.workers else run_arena  # ray.workers: on Ray
             result = run(config, progress)
     except ConfigError as error:
         return error_exit(console, error, "config error")
+    except PolicyError as error:  # a policy that failed or broke the rules mid-run: whose, where, what
+        return error_exit(console, error, "policy error")
     except OSError as error:
         return error_exit(console, error)
     except MemoryError:

@@ -1,33 +1,49 @@
-"""Showing an arena result: rich tables in the terminal, JSON, CSV, a PNG plot and saved games."""
+"""Showing an arena run: progress bars and rich tables in the terminal, the result files and saved games."""
 
 from __future__ import annotations
 
-import csv
-import io
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
 
-import numpy as np
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from agents.arena.tournament import ArenaResult
+from agents.arena.result import ArenaResult, percent
+from agents.arena.tournament import Progress as ProgressCallback
 from domino_env.files import strict_json, write_atomic
 
-RESULT_NOTE = "null: a figure these deals cannot give (a confidence interval needs two deals or more)"
 
-PAIR_COLUMNS = (
-    "first", "second", "deals", "diff", "ci", "first_points", "second_points",
-    "first_round_win", "second_round_win", "first_match_win", "second_match_win", "matches",
-)  # fmt: skip
+@contextlib.contextmanager
+def progress_bars(console: Console, enabled: bool = True) -> Iterator[ProgressCallback]:
+    """A ``run_arena`` progress callback drawing one bar per mode (rounds, matches) with its rate and ETA."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[cyan]{task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not enabled,
+    ) as bar:
 
+        def progress(label: str, total: int) -> Callable[[int], None]:
+            task = bar.add_task(label, total=total, rate="")
 
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
+            def advance(done: int) -> None:
+                bar.advance(task, done)
+                state = bar.tasks[task]  # the average since the start, as the summary reports
+                speed = state.completed / state.elapsed if state.elapsed else 0.0
+                bar.update(task, rate=f"{speed:,.0f} {label}/s" if speed else "")
+
+            return advance
+
+        yield progress
 
 
 def print_result(result: ArenaResult, console: Console) -> None:
-    title = f"{result.preset} {result.players}p, {result.deals} duplicate deals"
+    title = result.title()
     policies = Table(title=f"{title}: policies (by rating)")
     for column in ("policy", "points/round (95% CI)", "round win", "match win", "rating (95% CI)", "ms/move"):
         policies.add_column(column, justify="left" if column == "policy" else "right")
@@ -35,8 +51,8 @@ def print_result(result: ArenaResult, console: Console) -> None:
         policies.add_row(
             p.name,
             f"{p.points:.2f} ± {p.points_ci:.2f}",
-            _percent(p.round_win),
-            _percent(p.match_win),
+            percent(p.round_win),
+            percent(p.match_win),
             f"{p.rating:.1f} ± {p.rating_ci:.1f}",
             f"{p.ms_per_move:.3f}",
         )
@@ -53,8 +69,8 @@ def print_result(result: ArenaResult, console: Console) -> None:
             p.second,
             f"{p.diff:+.2f} ± {p.ci:.2f}",
             verdict,
-            _percent(p.round_win[0]),
-            _percent(None if p.match_win is None else p.match_win[0]),
+            percent(p.round_win[0]),
+            percent(None if p.match_win is None else p.match_win[0]),
         )
     console.print(pairs)
     console.print(
@@ -74,25 +90,14 @@ def save(result: ArenaResult, stem: Path, json_out: bool, csv_out: bool, plot_ou
     if result.games:
         written.append(save_games(result.games, stem.parent / f"{stem.name}-games"))
     if json_out:
-        path = stem.with_suffix(".json")
-        write_atomic(path, strict_json({**result.to_dict(), "note": RESULT_NOTE}))
-        written.append(path)
+        written.append(stem.with_suffix(".json"))
+        result.to_json(written[-1])
     if csv_out:
-        path = stem.with_suffix(".csv")
-        rows = io.StringIO(newline="")
-        writer = csv.writer(rows)
-        writer.writerow(PAIR_COLUMNS)
-        for p in result.pairs:
-            match = p.match_win or (None, None)
-            writer.writerow(
-                [p.first, p.second, p.deals, p.diff, p.ci, *p.points, *p.round_win, *match, p.matches]
-            )
-        write_atomic(path, rows.getvalue())
-        written.append(path)
+        written.append(stem.with_suffix(".csv"))
+        result.to_csv(written[-1])
     if plot_out:
-        path = stem.with_suffix(".png")
-        write_atomic(path, lambda file: plot(result, file))
-        written.append(path)
+        written.append(stem.with_suffix(".png"))
+        result.plot(written[-1])
     return written
 
 
@@ -107,45 +112,3 @@ def save_games(games: list[dict], folder: Path) -> Path:
         index.append({"file": name, "seats": game["seats"], "deal": game["deal"]})
     write_atomic(folder / "games.json", strict_json({"games": index}, indent=1))
     return folder
-
-
-def plot(result: ArenaResult, path: Path | IO[bytes]) -> None:
-    """Pairwise difference matrix (row minus column, points per round) and ratings with 95% CIs.
-
-    Drawn on a bare ``Figure`` (no pyplot): no backend is chosen or changed, so it is
-    safe inside a notebook and in a process without a display.
-    """
-    from matplotlib.figure import Figure
-
-    names = [p.name for p in sorted(result.policies, key=lambda p: -p.rating)]
-    index = {name: i for i, name in enumerate(names)}
-    k = len(names)
-    matrix = np.full((k, k), np.nan)
-    labels = np.full((k, k), "", dtype=object)
-    for p in result.pairs:
-        i, j = index[p.first], index[p.second]
-        matrix[i, j], matrix[j, i] = p.diff, -p.diff
-        mark = "" if p.significant else "~"
-        labels[i, j], labels[j, i] = f"{mark}{p.diff:+.1f}", f"{mark}{-p.diff:+.1f}"
-    fig = Figure(figsize=(6 + 0.9 * k, 1.5 + 0.6 * k))
-    left, right = fig.subplots(1, 2, width_ratios=[1.4, 1])
-    limit = np.nanmax(np.abs(matrix)) if np.isfinite(matrix).any() else 1.0
-    image = left.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
-    for i in range(k):
-        for j in range(k):
-            if labels[i, j]:
-                left.text(j, i, labels[i, j], ha="center", va="center", fontsize=8)
-    left.set_xticks(range(k), names, rotation=45, ha="right")
-    left.set_yticks(range(k), names)
-    left.set_title("row minus column, points/round (~: CI includes 0)", fontsize=9)
-    fig.colorbar(image, ax=left, shrink=0.8)
-    by_name = {p.name: p for p in result.policies}
-    y = np.arange(k)[::-1]
-    right.errorbar(
-        [by_name[n].rating for n in names], y, xerr=[by_name[n].rating_ci for n in names], fmt="o", capsize=3
-    )
-    right.set_yticks(y, names)
-    right.set_title("openskill rating (mu ± 1.96 sigma)", fontsize=9)
-    fig.suptitle(f"{result.preset} {result.players}p, {result.deals} duplicate deals")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")

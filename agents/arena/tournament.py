@@ -14,54 +14,22 @@ records.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 
 from agents.arena.config import ArenaConfig
 from agents.arena.duplicate import Mode, Played, duplicate_deals, merge_played, play, rotations
-from agents.arena.stats import PairResult, PolicyResult, Seated, pair_result, policy_results, ratings, seated
-from agents.bots.registry import Bot, load_policy
+from agents.arena.result import ArenaResult
+from agents.arena.stats import Seated, pair_result, policy_results, ratings, seated
+from agents.bots.registry import BOT_NAMES, Bot, load_policy
 from agents.configuration import ConfigError
 from domino_env.engine.rules import Rules
 
 Progress = Callable[[str, int], Callable[[int], None]]
 """``progress(label, total)`` returns the callback ``duplicate.play`` reports completed games to."""
-
-
-@dataclass
-class ArenaResult:
-    """Everything one arena run measured (``report`` prints and saves it)."""
-
-    preset: str
-    players: int
-    format: str
-    deals: int
-    matches: int
-    seed: int
-    pairs: list[PairResult]
-    policies: list[PolicyResult]
-    rounds: int
-    """Rounds played in the round-mode run (pairs x rotations x deals)."""
-    seconds: float
-    """Wall time of the round-mode run."""
-    match_seconds: float
-    games: list[dict] = field(default_factory=list)
-    """Saved rounds (``config.save_games``): ``{"record", "seats", "deal"}``, ``seats`` naming the
-    policy at each seat; kept out of ``to_dict`` (``report.save`` writes them as files)."""
-
-    @property
-    def rounds_per_second(self) -> float:
-        return self.rounds / self.seconds if self.seconds else float("inf")
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        del out["games"]
-        out["rounds_per_second"] = self.rounds_per_second
-        return out
 
 
 def schedule_pairs(count: int, format: str) -> list[tuple[int, int]]:
@@ -88,14 +56,22 @@ class ArenaInterrupted(KeyboardInterrupt):
         self.result, self.finished, self.total = result, finished, total
 
 
-def run_arena(config: ArenaConfig, progress: Progress | None = None) -> ArenaResult:
+def run_arena(
+    config: ArenaConfig, progress: Progress | None = None, policies: Sequence[Bot] | None = None
+) -> ArenaResult:
     """Play the config's pairs one after another, each on every deal in every seat rotation (rounds,
     then matches), so that Ctrl-C keeps the pairs already finished (``ArenaInterrupted``). A pair's
     rows are what one batch of all the pairs would give (``duplicate``: a row depends on its deal and
-    its table alone), timings and the stochastic policies' samples aside."""
+    its table alone), timings and the stochastic policies' samples aside.
+
+    ``policies``: the bots themselves, one per name of ``config.policies`` (``evaluate`` passes a
+    user's objects so); by default each is built from its spec."""
     rules = config.build_rules()
-    names = display_names(config.policies)
-    policies = _build_policies(config, rules)
+    if policies is None:
+        policies = build_policies(config, rules)
+        names = display_names(config.policies, policies)
+    else:
+        names = list(config.policies)
     pairs = schedule_pairs(len(names), config.format)
     rotation = rotations(rules)
     tables, _ = seatings(rotation, pairs)
@@ -162,14 +138,19 @@ def _assemble(
     )
 
 
-def display_names(specs: list[str]) -> list[str]:
-    """Policy names for tables and plots: a checkpoint path by its file stem
-    (``runs/x/checkpoints/best.pt`` -> ``best``) unless two specs would then share a name."""
-    short = [Path(spec).stem for spec in specs]
+def display_names(specs: Sequence[str], policies: Sequence[Bot]) -> list[str]:
+    """Policy names for tables and plots: a bot (or a ``bots`` variant) by its spec, anything else by
+    the name its policy gives itself (a checkpoint by its file stem, ``runs/x/checkpoints/best.pt`` ->
+    ``best``; an imported object by its ``name``), unless two would then share a name."""
+    short = [
+        spec if spec in BOT_NAMES or policy.name in BOT_NAMES else policy.name
+        for spec, policy in zip(specs, policies, strict=True)
+    ]
     return [name if short.count(name) == 1 else spec for name, spec in zip(short, specs, strict=True)]
 
 
-def _build_policies(config: ArenaConfig, rules: Rules) -> list[Bot]:
+def build_policies(config: ArenaConfig, rules: Rules) -> list[Bot]:
+    """The config's policies, each seeded ``seed + index``."""
     policies = []
     for index, spec in enumerate(config.policies):
         try:

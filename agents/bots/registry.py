@@ -12,7 +12,9 @@ Trained policies come in through ``load_policy(spec)``: a spec that is not a bot
 name is a checkpoint path, or the name of an agent shipped with the package
 (``"block-2p"``: ``agents/checkpoints/block-2p.pt``, so it loads from any folder of
 any install), opened by the loader registered for its suffix (``agents.bots.trained``;
-importing ``agents`` registers the training code's ``.pt`` format).
+importing ``agents`` registers the training code's ``.pt`` format and SB3's ``.zip``), or
+``package.module:attribute``, a Python object imported by path. ``as_policy`` takes all of
+these and any policy object a user holds (``agents.bots.adapters``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from agents.bots import heuristic, search
+from agents.bots.adapters import IMPORT_PATH, adapt, load_object
 from agents.bots.trained import checkpoint_file, load_checkpoint_policy
 from domino_env.engine.core import DominoCore
 from domino_env.engine.rules import Rules
@@ -62,17 +65,32 @@ def make_bot(name: str, rules: Rules, seed: int | None = None, **options: Any) -
 
 
 def load_policy(spec: str, rules: Rules | None = None, seed: int | None = None, **options: Any) -> Bot:
-    """A bot by registry name, or a trained policy from a checkpoint path or a shipped agent name.
+    """A bot by registry name, a trained policy from a checkpoint path or a shipped agent name, or
+    the object a ``package.module:attribute`` path names.
 
     A checkpoint knows its rules: ``load_policy("block-2p")`` (a shipped agent, see
     ``checkpoint_path``) plays the rules it was trained on, and ``rules``, when given, are checked
-    against them. A bot needs ``rules``.
+    against them. A bot, an imported object and an SB3 ``.zip`` need ``rules``.
     """
     if spec in BOTS:
         if rules is None:
             raise ValueError(f"bot {spec!r} needs the rules: load_policy({spec!r}, Rules.preset(...))")
         return make_bot(spec, rules, seed=seed, **options)
+    if IMPORT_PATH.match(str(spec)) and not Path(spec).is_file():
+        if options:
+            raise TypeError(f"{spec!r} takes no options, got {', '.join(options)}")
+        return load_object(str(spec), rules)
     return load_checkpoint_policy(checkpoint_path(spec), rules, 0 if seed is None else seed)
+
+
+def as_policy(policy: Any, rules: Rules, seed: int | None = None, name: str | None = None) -> Bot:
+    """Any policy as a named bot for ``rules``: a spec ``load_policy`` reads (a bot or agent name, a
+    file, ``module:attribute``) or a policy object (``agents.bots.adapters.adapt``: a batched or
+    one-observation function, a torch module, an SB3 model); ``name`` renames it."""
+    if isinstance(policy, (str, Path)):
+        bot = load_policy(str(policy), rules, seed=seed)
+        return bot if name is None else adapt(bot, rules, name)
+    return adapt(policy, rules, name)
 
 
 def checkpoint_path(spec: str | Path) -> Path:

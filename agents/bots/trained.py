@@ -50,8 +50,8 @@ def checkpoint_file(spec: str | Path, bots: tuple[str, ...] = ()) -> Path:
     shipped = f"shipped agents: {', '.join(SHIPPED_AGENTS)}{hint}"
     if bots:
         raise ValueError(
-            f"unknown bot {str(spec)!r}, nor a shipped agent or a checkpoint file; valid bots: "
-            f"{', '.join(bots)}; {shipped}"
+            f"unknown bot {str(spec)!r}, nor a shipped agent, a checkpoint file or a 'module:attribute' "
+            f"import path; valid bots: {', '.join(bots)}; {shipped}"
         )
     raise ValueError(f"{str(spec)!r} is neither a checkpoint file nor a shipped agent; {shipped}")
 

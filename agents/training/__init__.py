@@ -11,6 +11,7 @@ from pathlib import Path
 
 from domino_env.engine.rules import Rules
 from domino_env.envs.policies import Policy
+from domino_env.install import install_hint
 
 
 def open_checkpoint(path: Path, rules: Rules | None, seed: int) -> Policy:
@@ -18,5 +19,5 @@ def open_checkpoint(path: Path, rules: Rules | None, seed: int) -> Policy:
     try:  # imported here: torch is needed only once a file is opened
         from agents.training.checkpoint import load_for_arena
     except ImportError as error:
-        raise ValueError(f"loading {path.name!r} needs PyTorch: {error}") from error
+        raise ValueError(f"loading {path.name!r} needs PyTorch ({error}): {install_hint('train')}") from error
     return load_for_arena(path, rules, seed)
