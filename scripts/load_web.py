@@ -5,7 +5,8 @@ runs ``--players`` light players (opponents ``random``/``strong``, a move every 
 seconds, as a person clicks) and ``--search`` heavy players (a ``pimc`` opponent, asked
 for its moves without pause) for ``--seconds``, and stops the server. Prints the latency
 of the light players' requests (p50, p99, max), the heavy players' moves, and every
-error; exits 1 on any error or when the light p99 passes ``--max-p99`` milliseconds.
+error; exits 1, with a line saying why, on any error or when the light p99 passes ``--max-p99``
+milliseconds. Needs only the ``web`` extra (httpx comes with it).
 
     python scripts/load_web.py                             # 50 players and 3 searches, 60 s
     python scripts/load_web.py --players 10 --seconds 10   # the short run tests/test_web_load.py makes
@@ -174,7 +175,22 @@ def main(argv: list[str] | None = None) -> int:
         f"p99 {figures['light_p99_ms']} ms, max {figures['light_max_ms']} ms; "
         f"pimc moves p50 {figures['search_p50_ms']} ms; {len(figures['errors'])} errors"
     )
-    return 1 if figures["errors"] or figures["light_p99_ms"] > args.max_p99 else 0
+    failures = failed(figures, args.max_p99)
+    for failure in failures:
+        print(f"FAILED: {failure}")
+    return 1 if failures else 0
+
+
+def failed(figures: dict, max_p99: float) -> list[str]:
+    """Why the run fails, one line each (none: it passed)."""
+    reasons = []
+    if figures["errors"]:
+        reasons.append(f"{len(figures['errors'])} requests went wrong (the first: {figures['errors'][0]})")
+    if not figures["light_p99_ms"] <= max_p99:  # NaN (no request finished) fails too
+        reasons.append(
+            f"the light players' p99 latency was {figures['light_p99_ms']} ms, above --max-p99 {max_p99:g} ms"
+        )
+    return reasons
 
 
 if __name__ == "__main__":

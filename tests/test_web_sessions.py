@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -68,14 +69,21 @@ def test_a_stale_cookie_gets_one_410_and_no_session() -> None:
 def test_sessions_end_by_idle_time_and_are_bounded_per_client(tmp_path: Path) -> None:
     now = [1000.0]
     table = SessionTable(tmp_path / "t.sqlite", idle=60, cap=5, per_client=2, clock=lambda: now[0])
-    first, _ = table.create("a")
-    table.create("a")
+
+    def kept(client: str) -> str:
+        token, session = table.create(client)
+        session.play = SimpleNamespace(match=SimpleNamespace(over=False), state={})  # a game in progress
+        table.save(session)
+        return token
+
+    first = kept("a")
+    kept("a")
     with pytest.raises(Exception, match="2 games are open from your address") as refused:
         table.create("a")
     assert refused.value.status_code == 429
-    table.create("b")
-    table.create("c")
-    table.create("d")
+    kept("b")
+    kept("c")
+    kept("d")
     with pytest.raises(Exception, match="the table is full") as full:
         table.create("e")
     assert full.value.status_code == 503
@@ -86,6 +94,51 @@ def test_sessions_end_by_idle_time_and_are_bounded_per_client(tmp_path: Path) ->
     assert table.find(first) is None
     assert len(table) == 0  # every one of them idled out, none was ever evicted
     table.create("e")
+    assert len(table) == 0  # made, but kept only once its game is saved
+
+
+def test_a_burst_of_failing_requests_keeps_no_session_and_a_new_browser_gets_a_game() -> None:
+    """Five failing cookie-less POSTs took the store from 6 to 11 sessions, with no cookie sent."""
+    app = create_app()
+    app.state.sessions.per_client = 3
+    attacker = browser(app)
+    bad = [{"preset": "nope"}, {"seat": True}, {"seat": 7}, {"opponents": ["nobody"]}, {"players": 9}]
+    for number in range(40):
+        response = attacker.post("/api/play", json=bad[number % len(bad)])
+        assert response.status_code in (400, 422), response.text
+        assert "set-cookie" not in response.headers
+        attacker.cookies.clear()
+    assert attacker.post("/api/watch/upload", content=b"not json").status_code == 400
+    assert len(app.state.sessions) == 0
+    newcomer = browser(app)
+    assert newcomer.post("/api/play", json={"seed": 3}).status_code == 200
+    assert len(app.state.sessions) == 1
+
+
+def test_a_finished_game_frees_its_place() -> None:
+    app = create_app()
+    app.state.sessions.per_client = 1
+    first = browser(app)
+    first.post("/api/play", json={"seed": 1})
+    assert browser(app).post("/api/play", json={"seed": 2}).status_code == 429  # a game in progress
+    (session,) = app.state.sessions.sessions.values()
+    while not session.play.match.over:  # play the match out, bots on both sides' behalf
+        view = first.post("/api/play/advance").json()
+        if view["legal"]:
+            first.post("/api/play/move", json={"action": view["legal"][0]["action"]})
+        elif view["result"] and not view["match"]["over"]:
+            first.post("/api/play/next")
+    assert browser(app).post("/api/play", json={"seed": 2}).status_code == 200
+    assert first.get("/api/play").status_code in (404, 410)  # its finished game made room
+
+
+def test_a_large_or_malformed_body_is_refused_before_it_is_read() -> None:
+    client = browser(create_app())
+    big = client.post("/api/play", content=b"[" * 200_000, headers={"content-type": "application/json"})
+    assert big.status_code == 413 and "at most" in big.json()["error"]
+    broken = client.post("/api/play", content=b"{seat: 1", headers={"content-type": "application/json"})
+    assert broken.status_code == 400
+    assert broken.json()["error"].startswith("the request body is not JSON: ")
 
 
 def test_a_foreign_origin_cannot_change_a_game() -> None:

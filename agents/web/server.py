@@ -51,6 +51,8 @@ from domino_env.envs.policies import Policy
 STATIC = Path(__file__).parent / "static"
 SESSION_COOKIE = "domino_session"
 MAX_UPLOAD = 1 << 20
+MAX_REQUEST = 16 * 1024
+"""Bytes of any other request body (a new game's settings are a few hundred): refused unread past it."""
 """Largest record upload in bytes (a whole round is a few KB)."""
 SEED_MAX = 2**62
 """Largest seed a page may ask for."""
@@ -163,6 +165,19 @@ NewTable = Annotated[Session, Depends(own_or_new)]
 """The browser's own games, made by the endpoint that starts one."""
 
 
+def body_too_big(request: Request) -> str:
+    """Why a request body is refused before it is read ('' when it is not): past its size bound
+    (``MAX_UPLOAD`` for a record, ``MAX_REQUEST`` for anything else), or of a size it does not say."""
+    bound = MAX_UPLOAD if request.url.path == "/api/watch/upload" else MAX_REQUEST
+    size = request.headers.get("content-length")
+    if size is None:
+        chunked = "chunked" in request.headers.get("transfer-encoding", "")
+        return "send the request body with a Content-Length" if chunked else ""
+    if not size.isdigit() or int(size) > bound:
+        return f"the request body is at most {bound // 1024} KB"
+    return ""
+
+
 def games_in(folder: Path) -> dict[str, GameFile]:
     """The saved games of an arena output folder (its ``games.json`` index), or its record files."""
     index = folder / "games.json"
@@ -210,6 +225,9 @@ def create_app(
         """Only the table's own page may change anything: a browser names the page's origin on
         every POST, and a foreign one (another site, another port) is refused before any work."""
         if request.method not in SAFE_METHODS:
+            too_big = body_too_big(request)
+            if too_big:
+                return JSONResponse({"error": too_big}, status_code=413)
             origin = request.headers.get("origin")
             own = f"{request.url.scheme}://{request.headers.get('host', '')}"
             if origin != own:
@@ -234,6 +252,9 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, error: RequestValidationError) -> JSONResponse:
         problem = error.errors()[0]
+        if problem.get("type") == "json_invalid":
+            reason = problem.get("ctx", {}).get("error", problem["msg"])
+            return JSONResponse({"error": f"the request body is not JSON: {reason}"}, status_code=400)
         where = ".".join(str(part) for part in problem["loc"] if part != "body")
         return JSONResponse({"error": f"{where or 'request'}: {problem['msg']}"}, status_code=400)
 

@@ -1,10 +1,13 @@
 """The web table's sessions: who may make one, how long it lives, where it is kept.
 
-A session is made only by a request that starts a game (``POST /api/play`` or opening a
-record to watch), never by a page view or a cookie-less read, so traffic that carries no
-cookie cannot crowd anyone out. Nothing is ever evicted to make room: a session ends only
-after ``idle`` seconds unused, and a new one is refused (429 for one client address past
-``per_client``, 503 past ``cap`` in all) until then.
+A session is kept only once a request that starts a game (``POST /api/play`` or opening a
+record to watch) has made its game (``create`` checks for room, ``save`` keeps it), never for
+a page view, a cookie-less read or a request that failed, so traffic that carries no cookie
+cannot crowd anyone out. A game in progress is never evicted to make room: a session ends
+after ``idle`` seconds unused, and when there is no room for a new one, the sessions whose
+game is over (a finished match, a record watched) make room first, the client's own, then
+anyone's, least recently used first; past that a new one is refused (429 for one client
+address past ``per_client``, 503 past ``cap`` in all).
 
 Every session is written to SQLite (a file in the run folder, or memory) after each
 change: the games' JSON states (``state.PlayGame.state``), its client and when it was last
@@ -56,6 +59,14 @@ class Session:
     stored: dict[str, Any] | None = None
     ended: str | None = None
     written: float = 0.0
+
+
+def finished(session: Session) -> bool:
+    """No game in progress: its match is over, or it only watches a record (one read back after a
+    restart counts as in progress until it is revived)."""
+    if session.stored is not None:
+        return False
+    return session.play is None or session.play.match.over
 
 
 def digest(token: str) -> str:
@@ -121,23 +132,35 @@ class SessionTable:
         return session
 
     def create(self, client: str) -> tuple[str, Session]:
-        """A new session for ``client`` and its cookie token; a 429 or 503 when there is no room."""
+        """A new session for ``client`` and its cookie token, kept once ``save`` is called (after its
+        game is made); a 429 or 503 when there is no room even after the finished games made some."""
         self.purge()
-        if len(self.sessions) >= self.cap:
-            raise HTTPException(503, f"the table is full ({self.cap} games): try again later")
         if sum(s.client == client for s in self.sessions.values()) >= self.per_client:
-            raise HTTPException(
-                429, f"{self.per_client} games are open from your address: finish one or come back later"
-            )
+            self.release(1, client)
+            if sum(s.client == client for s in self.sessions.values()) >= self.per_client:
+                raise HTTPException(
+                    429, f"{self.per_client} games are open from your address: finish one or come back later"
+                )
+        if len(self.sessions) >= self.cap:
+            self.release(len(self.sessions) - self.cap + 1)
+            if len(self.sessions) >= self.cap:
+                raise HTTPException(503, f"the table is full ({self.cap} games): try again later")
         token = secrets.token_urlsafe(32)
-        session = Session(digest(token), client, self.clock())
-        self.sessions[session.key] = session
-        self.save(session)
-        return token, session
+        return token, Session(digest(token), client, self.clock())
+
+    def release(self, count: int, client: str | None = None) -> None:
+        """End up to ``count`` sessions whose game is over (of ``client``, or anyone's), the least
+        recently used first: a finished match or a watched record holds no one's place."""
+        done = sorted(
+            (s for s in self.sessions.values() if finished(s) and (client is None or s.client == client)),
+            key=lambda s: s.used,
+        )[:count]
+        self.end([s.key for s in done])
 
     def save(self, session: Session) -> None:
         """Write a session's games (after every change, so a restart resumes them); a session read
         back from the file is revived before anything changes it."""
+        self.sessions[session.key] = session
         states = [None if game is None else json.dumps(game.state) for game in (session.play, session.watch)]
         self.db.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
@@ -149,11 +172,14 @@ class SessionTable:
     def purge(self) -> None:
         """End every session idle for longer than ``idle``."""
         cutoff = self.clock() - self.idle
-        ended = [key for key, session in self.sessions.items() if session.used < cutoff]
-        for key in ended:
+        self.end([key for key, session in self.sessions.items() if session.used < cutoff])
+
+    def end(self, keys: list[str]) -> None:
+        """Forget these sessions, in memory and in the file."""
+        for key in keys:
             del self.sessions[key]
-        if ended:
-            self.db.executemany("DELETE FROM sessions WHERE key = ?", [(key,) for key in ended])
+        if keys:
+            self.db.executemany("DELETE FROM sessions WHERE key = ?", [(key,) for key in keys])
             self.db.commit()
 
     def close(self) -> None:
