@@ -272,3 +272,10 @@ def test_a_network_of_this_package_plays_as_its_checkpoint() -> None:
     assert figures(direct) == figures(by_name)
     with pytest.raises(PolicyError, match="plays"):
         evaluate(checkpoint.model, preset="draw", against="strong", deals=5, progress=False)
+
+
+def test_a_figure_one_deal_cannot_give_is_empty_in_the_csv_as_null_in_the_json() -> None:
+    result = evaluate(Batched(), against="random", deals=1, progress=False)
+    assert json.loads(result.to_json())["pairs"][0]["ci"] is None
+    row = result.to_csv().splitlines()[1].split(",")
+    assert row[4] == "" and "inf" not in result.to_csv()

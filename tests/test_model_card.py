@@ -14,6 +14,8 @@ from agents.training import model_card
 from agents.training.checkpoint import POLICY_KEYS, load_checkpoint
 from agents.training.exploit import ExploitConfig, exploit
 from agents.training.model_card import (
+    TABLE_END,
+    TABLE_START,
     Exploitability,
     ModelCard,
     add_exploitability,
@@ -151,3 +153,141 @@ def test_the_table_shows_the_largest_exploiter_budget_bold_where_apart_from_pimc
     assert "| **-0.67 ± 0.06** / -0.41 ± 0.05 (150 updates, 20,000 deals) |" in agents_table(tmp_path)
     write_card(path, card.model_copy(update={"exploitability": [small, large]}))
     assert "| -0.30 ± 0.10 / -0.35 ± 0.05 (1,000 updates, 20,000 deals) |" in agents_table(tmp_path)
+
+
+def _result(agent: str, updates: int, diff: float) -> dict:
+    """An exploit.json as scripts/exploit.py writes it, for a budget of ``updates``."""
+    settings = {"updates": updates, "num_games": 8, "rollout_steps": 4, "hidden": [16], "lr": 3e-4,
+                "seed": 0, "deals": 8, "eval_seed": 424_242}  # fmt: skip
+    return {"agent": agent, "preset": "block", "players": 2, "settings": settings, "deals": 8,
+            "eval_seed": 424_242, "budget": {"updates": updates, "decisions": 32 * updates},
+            "exploitability": diff, "ci": 0.5}  # fmt: skip
+
+
+def _add(path: str, updates: int) -> None:
+    add_exploitability(path, _result(path, updates, -1.0), _result("pimc", updates, -0.5))
+
+
+def test_concurrent_card_writers_keep_every_entry(tmp_path: Path) -> None:
+    """Three writers at once all exited 0 and the file kept two entries: the read-modify-write is locked."""
+    import multiprocessing
+
+    path = tmp_path / "race.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    write_card(path, read_card(path).model_copy(update={"exploitability": []}))
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_add, args=(str(path), updates)) for updates in (11, 12, 13, 14)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0, 0, 0]
+    assert sorted(e.updates for e in read_card(path).exploitability) == [11, 12, 13, 14]
+
+
+def test_a_card_takes_only_results_of_its_own_network(tmp_path: Path) -> None:
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    pimc = _result("pimc", 5, -0.5)
+    for agent, message in [
+        ("draw-2p", r"against 'draw-2p', another network than"),
+        ({"name": "block-2p"}, r"agent is dict, not an agent's name"),
+        (str(tmp_path / "gone.pt"), r"cannot be checked"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            add_exploitability(path, _result(agent, 5, -1.0), pimc)
+    add_exploitability(path, _result("block-2p", 5, -1.0), pimc)  # the shipped file: the same weights
+    assert read_card(path).exploitability[-1].updates == 5
+
+
+def test_a_card_that_claims_another_game_is_refused(tmp_path: Path) -> None:
+    import torch
+
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    payload = torch.load(path, weights_only=True)
+    payload["card"] = {**payload["card"], "preset": "draw", "players": 3, "name": "draw-3p"}
+    torch.save(payload, path)
+    with pytest.raises(ConfigError, match=r"card: draw 3p, but .*block-2p\.pt plays block 2p"):
+        read_card(path)
+    card = read_card(SHIPPED_DIR / "block-2p.pt")
+    with pytest.raises(
+        ConfigError, match=r"name 'draw-2p' is a draw 2p agent's, but the card is for block 2p"
+    ):
+        ModelCard.parse({**card.to_dict(), "name": "draw-2p"})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "exploitability",
+            [
+                {
+                    "updates": 10**400,
+                    "decisions": 1,
+                    "deals": 8,
+                    "seed": 0,
+                    "diff": 0.0,
+                    "ci": 0.1,
+                    "pimc_diff": 0.0,
+                    "pimc_ci": 0.1,
+                }
+            ],
+            r"exploitability\[0\]\.updates",
+        ),
+        ("results", [{"opponent": "strong", "diff": 1e308, "ci": 1.0, "deals": 10, "seed": 1}], r"diff"),
+        ("config", "configs/train/x.yaml | <script>", r"config"),
+        ("name", "block-2p`", r"name"),
+    ],
+)
+def test_absurd_or_hostile_card_values_are_refused(field: str, value: object, message: str) -> None:
+    card = read_card(SHIPPED_DIR / "block-2p.pt")
+    with pytest.raises(ConfigError, match=message):
+        ModelCard.parse({**card.to_dict(), field: value})
+
+
+def test_card_text_cannot_break_the_table_and_stray_markers_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "block-2p.pt"
+    shutil.copy(SHIPPED_DIR / "block-2p.pt", path)
+    hostile = "x | y <script>alert(1)</script> [z](javascript:alert(1)) <!-- /agents-table -->"
+    write_card(path, read_card(path).model_copy(update={"method": hostile}))
+    row = agents_table(tmp_path).splitlines()[-1]
+    assert row.count(" | ") == 5 and "x \\| y" in row  # the cell's pipe is escaped: still six cells
+    assert "<script>" not in row and "<!--" not in row
+    assert "[z](javascript" not in row and "\\[z\\](javascript" in row  # escaped: plain text, no link
+    table = agents_table(SHIPPED_DIR)
+    page = f"intro\n{TABLE_START}\nold\n{TABLE_END}\nmore\n{TABLE_END}\n"
+    with pytest.raises(ValueError, match=r"README\.md must hold one .* it has 1 and 2"):
+        model_card.with_table(page, table, "README.md")
+
+
+def test_write_table_checks_every_page_before_writing_any(tmp_path: Path, monkeypatch, capsys) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"top\n{TABLE_START}\nold\n{TABLE_END}\nbottom\n")
+    assert model_card.main(["--write-table", str(tmp_path)]) == 2  # no docs/agents.md under the root
+    assert "cannot read" in capsys.readouterr().out and "bottom" in readme.read_text()
+    assert "old" in readme.read_text()  # README was not rewritten first
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "agents.md").write_text(f"{TABLE_START}\n{TABLE_END}\n")
+
+    def full_disk(path: Path, content: object) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(model_card, "write_atomic", full_disk)
+    assert model_card.main(["--write-table", str(tmp_path)]) == 1
+    assert readme.read_text() == f"top\n{TABLE_START}\nold\n{TABLE_END}\nbottom\n"  # whole, as it was
+    assert "README.md" in capsys.readouterr().out  # the message names the file
+
+
+def test_a_deep_missing_or_non_object_exploit_file_is_one_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "deep.json").write_text("[" * 200_000)
+    (tmp_path / "list.json").write_text("[1]")
+    for name, message in [("deep.json", "not JSON (RecursionError"), ("list.json", "a JSON object"),
+                          ("missing.json", "cannot read")]:  # fmt: skip
+        path = str(tmp_path / name)
+        assert model_card.main(["block-2p", "--exploit", path, path]) == 2
+        out = capsys.readouterr().out
+        assert message in out and "Traceback" not in out, out
+    assert model_card.main(["block-2p", "--set", str(tmp_path / "nonexist.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().out  # not "cannot write"

@@ -82,15 +82,15 @@ class ArenaResult:
         )
 
     def to_csv(self, path: str | Path | None = None) -> str:
-        """One row per pair (``PAIR_COLUMNS``), the CSV ``domino-evaluate`` writes."""
+        """One row per pair (``PAIR_COLUMNS``), the CSV ``domino-evaluate`` writes; a figure these deals
+        cannot give is an empty cell (null in the JSON)."""
         rows = io.StringIO(newline="")
         writer = csv.writer(rows)
         writer.writerow(PAIR_COLUMNS)
         for p in self.pairs:
             match = p.match_win or (None, None)
-            writer.writerow(
-                [p.first, p.second, p.deals, p.diff, p.ci, *p.points, *p.round_win, *match, p.matches]
-            )
+            row = [p.first, p.second, p.deals, p.diff, p.ci, *p.points, *p.round_win, *match, p.matches]
+            writer.writerow(["" if isinstance(v, float) and not np.isfinite(v) else v for v in row])
         text = rows.getvalue()
         if path is not None:
             write_atomic(Path(path), text)

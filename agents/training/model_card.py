@@ -16,7 +16,9 @@ when the committed table is stale).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,27 +29,40 @@ from rich.console import Console
 from agents.bots.registry import BOT_NAMES, checkpoint_path
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.cli import error_exit
-from agents.configuration import ConfigError, ConfigModel, load_yaml
+from agents.configuration import DEALS_MAX, SEED_MAX, ConfigError, ConfigModel, load_yaml, unknown_name
 from agents.training.checkpoint import MEMBERS, POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
 from agents.training.exploit import FIGURE_SETTINGS, figure_settings
+from agents.training.run_lock import exclusive
+from domino_env.engine.rules import PRESET_NAMES
+from domino_env.files import write_atomic
+
+NAME = r"^[\w.+/-]{1,200}$"
+"""Names, config paths and commits: no Markdown or HTML can hide in them."""
+TEXT_MAX = 2000
+"""Characters of the free text (method, notes)."""
+POINTS_MAX = 1000.0
+"""Points per round no game reaches (the largest round scores a few hundred)."""
+UPDATES_MAX = 10**7
+MINUTES_MAX = 10**6
+MEMORY_MAX = 10**4
 
 
 class Result(ConfigModel):
     """One arena measurement: the agent's points per round minus the opponent's, on duplicate deals."""
 
-    opponent: str
-    diff: float
+    opponent: str = Field(pattern=NAME)
+    diff: float = Field(ge=-POINTS_MAX, le=POINTS_MAX)
     """Points per round, the agent minus the opponent (95% CI: ``ci``)."""
-    ci: float = Field(ge=0)
-    deals: int = Field(ge=2)
+    ci: float = Field(ge=0, le=POINTS_MAX)
+    deals: int = Field(ge=2, le=DEALS_MAX)
     """Duplicate deals (every seat rotation of each)."""
-    seed: int = Field(ge=0)
+    seed: int = Field(ge=0, le=SEED_MAX)
     """The arena's deal seed: never the seed the agent was selected on."""
     round_win: float | None = Field(None, ge=0, le=1)
     """Share of rounds won (ties half), where measured."""
     match_win: float | None = Field(None, ge=0, le=1)
     """Share of duplicate matches to the target won, where measured."""
-    matches: int | None = Field(None, ge=1)
+    matches: int | None = Field(None, ge=1, le=DEALS_MAX)
     """Duplicate matches behind ``match_win`` (from the arena seed ``seed``), where a run of its
     own measured them: the agents table then shows the share, e.g. against ``pimc``."""
 
@@ -62,20 +77,20 @@ class Exploitability(ConfigModel):
     """What a fresh PPO exploiter (``scripts/exploit.py``) wins from the agent, beside what one of the
     same budget and seed wins from ``pimc`` on the same deals: lower is harder to exploit."""
 
-    updates: int = Field(ge=1)
+    updates: int = Field(ge=1, le=UPDATES_MAX)
     """The exploiters' budget in PPO updates."""
-    decisions: int = Field(ge=1)
+    decisions: int = Field(ge=1, le=UPDATES_MAX * 2**20)
     """The same budget in training decisions (updates x games x table steps)."""
-    deals: int = Field(ge=2)
+    deals: int = Field(ge=2, le=DEALS_MAX)
     """Duplicate deals of the measurement."""
-    seed: int = Field(ge=0)
+    seed: int = Field(ge=0, le=SEED_MAX)
     """The measurement's deal seed (never a training deal of the exploiters)."""
-    diff: float
+    diff: float = Field(ge=-POINTS_MAX, le=POINTS_MAX)
     """The exploiter's points per round against the agent (95% CI: ``ci``)."""
-    ci: float = Field(ge=0)
-    pimc_diff: float
+    ci: float = Field(ge=0, le=POINTS_MAX)
+    pimc_diff: float = Field(ge=-POINTS_MAX, le=POINTS_MAX)
     """The same budget's exploiter's points per round against ``pimc`` (95% CI: ``pimc_ci``)."""
-    pimc_ci: float = Field(ge=0)
+    pimc_ci: float = Field(ge=0, le=POINTS_MAX)
 
     @property
     def apart(self) -> bool:
@@ -127,28 +142,41 @@ class ModelCard(ConfigModel):
 
     config_name = "the model card"
 
-    name: str
-    """The agent's name (its file's stem)."""
+    name: str = Field(pattern=NAME)
+    """The agent's name (its file's stem); a default agent's, ``<preset>-<n>p``, names its game."""
     preset: str
     players: int = Field(ge=2, le=4)
-    method: str
+    method: str = Field(max_length=TEXT_MAX)
     """How it was trained, in a few words (``distillation: playouts, after-state inputs``)."""
-    config: str
+    config: str = Field(pattern=NAME)
     """The training config (``configs/train/<x>.yaml``), run as ``python scripts/train.py <config>``."""
-    commit: str
+    commit: str = Field(pattern=NAME)
     """The commit the run was trained at."""
-    training_minutes: float = Field(ge=0)
+    training_minutes: float = Field(ge=0, le=MINUTES_MAX)
     """Wall-clock minutes of the run, on the 2-core machine."""
     timed_alone: bool = False
     """True: ``training_minutes`` is the documented command from scratch, alone on the 2-core machine
     (the bound a user can expect); False: the run shared the machine, or reused cached labels."""
-    peak_memory_gib: float | None = Field(None, ge=0)
+    peak_memory_gib: float | None = Field(None, ge=0, le=MEMORY_MAX)
     """Peak resident memory of the run (``/usr/bin/time -v``), where measured."""
     results: list[Result] = Field(default_factory=list)
     exploitability: list[Exploitability] = Field(default_factory=list)
     """Exploiter measurements (``scripts/exploit.py``), one per budget and deal set."""
-    notes: str = ""
+    notes: str = Field("", max_length=TEXT_MAX)
     """Anything a user should know (how it was measured, what it is for)."""
+
+    @model_validator(mode="after")
+    def _names_its_own_game(self) -> ModelCard:
+        if self.preset not in PRESET_NAMES:
+            raise ConfigError(unknown_name("preset", self.preset, PRESET_NAMES, "preset"))
+        for game in PRESET_NAMES:
+            claimed = re.match(rf"^{game}-(\d)p\b", self.name)
+            if claimed and (game, int(claimed[1])) != (self.preset, self.players):
+                raise ConfigError(
+                    f"name {self.name!r} is a {game} {claimed[1]}p agent's, but the card is for "
+                    f"{self.preset} {self.players}p"
+                )
+        return self
 
     def result(self, opponent: str) -> Result | None:
         return next((r for r in self.results if r.opponent == opponent), None)
@@ -156,42 +184,93 @@ class ModelCard(ConfigModel):
 
 def read_card(spec: str | Path) -> ModelCard | None:
     """The card of a checkpoint (path or shipped name); None if it has none. CheckpointError if the
-    file is not a checkpoint, ConfigError if its card is malformed."""
-    payload = load_checkpoint(checkpoint_path(spec), POLICY_KEYS)
-    card = payload.get("card")
-    return None if card is None else ModelCard.parse(card)
-
-
-def write_card(path: Path, card: ModelCard) -> None:
-    """Put ``card`` into the policy file at ``path`` (atomically), after checking it fits the file."""
+    file is not a checkpoint, ConfigError if its card is malformed or claims another game than the
+    network plays."""
+    path = checkpoint_path(spec)
     payload = load_checkpoint(path, POLICY_KEYS)
+    if payload.get("card") is None:
+        return None
+    card = ModelCard.parse(payload["card"])
+    check_fits(card, payload, path)
+    return card
+
+
+def check_fits(card: ModelCard, payload: dict[str, Any], path: Path) -> None:
+    """A ConfigError unless the card is for the game the file's network plays."""
     config = payload["config"]
     if (card.preset, card.players) != (config["preset"], config["players"]):
         raise ConfigError(
             f"card: {card.preset} {card.players}p, but {path} plays {config['preset']} {config['players']}p"
         )
+
+
+def write_card(path: Path, card: ModelCard) -> None:
+    """Put ``card`` into the policy file at ``path`` (atomically), after checking it fits the file."""
+    with exclusive(path):
+        store(path, card)
+
+
+def store(path: Path, card: ModelCard) -> None:
+    """Write ``card`` into the file (checked against it), holding the file's lock already."""
+    payload = load_checkpoint(path, POLICY_KEYS)
+    check_fits(card, payload, path)
     payload["card"] = card.to_dict()
     save_checkpoint(path, {key: payload[key] for key in (*POLICY_KEYS, MEMBERS, "card") if key in payload})
 
 
+def weights_digest(spec: str | Path) -> str:
+    """SHA-256 of a policy file's networks (its weights alone: writing a card does not change it)."""
+    payload = load_checkpoint(checkpoint_path(spec), POLICY_KEYS)
+    digest = hashlib.sha256()
+    for weights in (payload["model"], *payload.get(MEMBERS, [])):
+        for key in sorted(weights):
+            digest.update(key.encode())
+            digest.update(weights[key].detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
 def read_result(path: Path) -> dict[str, Any]:
-    """An ``exploit.json``; ConfigError naming the file if it is not JSON."""
+    """An ``exploit.json``; ConfigError naming the file if it cannot be read or is not a JSON object."""
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path}: not JSON ({error})") from None
+        result = json.loads(path.read_text())
+    except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not JSON ({type(error).__name__}: {str(error)[:100]})") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+    if not isinstance(result, dict):
+        raise ConfigError(f"{path}: not the exploit.json of scripts/exploit.py (a JSON object)")
+    return result
+
+
+def check_same_agent(result: dict[str, Any], path: Path) -> None:
+    """A ConfigError unless the exploit result was measured against the network in ``path``."""
+    named = result.get("agent")
+    if not isinstance(named, str):
+        raise ConfigError(f"the first result's agent is {type(named).__name__}, not an agent's name or file")
+    try:
+        same = weights_digest(named) == weights_digest(path)
+    except (ValueError, OSError) as error:
+        raise ConfigError(
+            f"the first result is against {named!r}, which cannot be checked: {error}"
+        ) from None
+    if not same:
+        raise ConfigError(f"the first result is against {named!r}, another network than {path}")
 
 
 def add_exploitability(agent: str | Path, agent_result: dict[str, Any], pimc_result: dict[str, Any]) -> None:
-    """Add (or replace, for the same budget and deals) the card's measurement from two ``exploit.json``."""
+    """Add (or replace, for the same budget and deals) the card's measurement from two ``exploit.json``,
+    the first measured against this very network."""
     path = checkpoint_path(agent)
-    card = read_card(path)
-    if card is None:
-        raise ConfigError(f"{agent}: no model card to add to (write one with --set)")
-    entry = exploitability(agent_result, pimc_result, card.preset, card.players)
-    same = (entry.updates, entry.deals, entry.seed)
-    kept = [e for e in card.exploitability if (e.updates, e.deals, e.seed) != same]
-    write_card(path, card.model_copy(update={"exploitability": [*kept, entry]}))
+    with exclusive(path):  # one read-modify-write at a time: a second writer waits, none is lost
+        card = read_card(path)
+        if card is None:
+            raise ConfigError(f"{agent}: no model card to add to (write one with --set)")
+        if agent_result.get("agent") not in BOT_NAMES:
+            check_same_agent(agent_result, path)
+        entry = exploitability(agent_result, pimc_result, card.preset, card.players)
+        same = (entry.updates, entry.deals, entry.seed)
+        kept = [e for e in card.exploitability if (e.updates, e.deals, e.seed) != same]
+        store(path, card.model_copy(update={"exploitability": [*kept, entry]}))
 
 
 def default_agent(preset: str, players: int) -> str:
@@ -243,7 +322,7 @@ def agents_table(folder: Path = SHIPPED_DIR) -> str:
         lines.append(
             f"| {card.preset} {card.players}p | `{name}` | {_figure(card.result('strong'))} | "
             f"{_figure(pimc)}{deals} | {_exploit_figure(card)} | "
-            f"{card.method}; `{card.config}`, {_cost(card)} |"
+            f"{markdown_text(card.method)}; `{card.config}`, {_cost(card)} |"
         )
     return "\n".join(lines)
 
@@ -254,12 +333,37 @@ TABLE_PAGES = ("README.md", "docs/agents.md")
 reads the same on a code host as on the site)."""
 
 
-def with_table(text: str, table: str) -> str:
-    """``text`` with ``table`` between its markers (ValueError if it has none)."""
+def markdown_text(text: str) -> str:
+    """Free text of a card as one table cell's plain text: no HTML, link, code or cell break gets through."""
+    text = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]|#!])", r"\\\1", text)
+
+
+def with_table(text: str, table: str, page: str = "the page") -> str:
+    """``text`` with ``table`` between its markers: exactly one of each, the start first (ValueError
+    naming ``page`` otherwise, so a stray marker never decides where the table ends)."""
+    starts, ends = text.count(TABLE_START), text.count(TABLE_END)
+    if (starts, ends) != (1, 1) or text.find(TABLE_END) < text.find(TABLE_START):
+        raise ValueError(
+            f"{page} must hold one {TABLE_START} and, after it, one {TABLE_END}; it has {starts} and {ends}"
+        )
     start, end = text.find(TABLE_START), text.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"no {TABLE_START} ... {TABLE_END} markers")
     return text[: start + len(TABLE_START)] + "\n" + table + "\n" + text[end:]
+
+
+def write_table(root: Path, table: str) -> list[Path]:
+    """Put ``table`` into every page of ``TABLE_PAGES`` under ``root``: all are read and checked before
+    any is written, and each is written whole (a full disk leaves the page as it was)."""
+    pages = [root / page for page in TABLE_PAGES]
+    texts = []
+    for path in pages:
+        try:
+            texts.append(with_table(path.read_text(), table, str(path)))
+        except OSError as error:
+            raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+    for path, text in zip(pages, texts, strict=True):
+        write_atomic(path, text)
+    return pages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,16 +389,17 @@ def main(argv: list[str] | None = None) -> int:
             console.print(agents_table(), markup=False, highlight=False, soft_wrap=True)
             return 0
         if args.write_table:
-            table = agents_table()
-            for page in TABLE_PAGES:
-                path = Path(args.write_table) / page
-                path.write_text(with_table(path.read_text(), table))
+            for path in write_table(Path(args.write_table), agents_table()):
                 console.print(f"wrote the agents table into {path}")
             return 0
         if args.agent is None:
             raise ConfigError("name an agent (or pass --table)")
         if args.set:
-            raw: Any = load_yaml(Path(args.set).read_text())
+            try:
+                text = Path(args.set).read_text()
+            except OSError as error:
+                raise ConfigError(f"cannot read {args.set}: {error.strerror or error}") from None
+            raw: Any = load_yaml(text)
             write_card(checkpoint_path(args.agent), ModelCard.parse(raw))
         if args.exploit:
             add_exploitability(args.agent, *(read_result(Path(path)) for path in args.exploit))

@@ -4,12 +4,17 @@ Without it both write the same checkpoints, labels and TensorBoard folder, and t
 are a mix of the two runs. The lock is ``fcntl.flock`` on ``<run>/.lock``: the OS drops it when
 the holder exits however it ends (a kill included), so a stale lock file never blocks a restart.
 The file holds the holder's PID, which the refusal names.
+
+``exclusive(path)`` is the waiting kind, for a read-modify-write of one file (a model card):
+a second writer waits for the first instead of overwriting what it added.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -50,3 +55,14 @@ class RunLock:
         if self.handle is not None:
             os.close(self.handle)  # closing drops the lock; the file stays, harmless
             self.handle = None
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold ``path``'s write lock (``.<name>.lock`` beside it) for the block, waiting for another holder."""
+    handle = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
