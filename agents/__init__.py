@@ -4,37 +4,42 @@ Every policy consumes only what an environment gives a seat (observation and
 legal-action mask), never the engine's hidden state; ``omniscient`` is the one
 marked exception (``cheats = True``), an upper bound for research.
 
-Importing the package plugs the training code's ``.pt`` checkpoints and Stable-Baselines3's
-``.zip`` models into ``load_policy`` (``agents.bots.trained``): the bots never import the
-training code, which builds on them. ``evaluate(policy, ...)`` benchmarks any policy in one call.
+``evaluate(policy, ...)`` benchmarks any policy in one call. The names below are imported
+when first used (PEP 562), so a command that only starts (``domino-train --help``, a
+Ctrl-C while it loads) does not pay for the arena, pydantic and rich first.
 """
 
-from agents.arena.config import ArenaConfig, load_config
-from agents.arena.evaluation import evaluate
-from agents.arena.result import ArenaResult
-from agents.arena.tournament import run_arena
-from agents.bots.adapters import PolicyError, load_sb3_zip, one_observation
-from agents.bots.registry import BOT_NAMES, Bot, as_policy, load_policy, make_bot
-from agents.bots.trained import register_checkpoint_loader
-from agents.configuration import ConfigError
-from agents.training import open_checkpoint
+from __future__ import annotations
 
-register_checkpoint_loader(".pt", open_checkpoint)
-register_checkpoint_loader(".zip", load_sb3_zip)
+import importlib
+from typing import Any
 
-__all__ = [
-    "BOT_NAMES",
-    "ArenaConfig",
-    "ArenaResult",
-    "Bot",
-    "ConfigError",
-    "PolicyError",
-    "as_policy",
-    "evaluate",
-    "load_config",
-    "load_policy",
-    "make_bot",
-    "one_observation",
-    "register_checkpoint_loader",
-    "run_arena",
-]
+EXPORTS = {
+    "ArenaConfig": "agents.arena.config",
+    "load_config": "agents.arena.config",
+    "evaluate": "agents.arena.evaluation",
+    "ArenaResult": "agents.arena.result",
+    "run_arena": "agents.arena.tournament",
+    "PolicyError": "agents.bots.adapters",
+    "one_observation": "agents.bots.adapters",
+    "BOT_NAMES": "agents.bots.registry",
+    "Bot": "agents.bots.registry",
+    "as_policy": "agents.bots.registry",
+    "load_policy": "agents.bots.registry",
+    "make_bot": "agents.bots.registry",
+    "register_checkpoint_loader": "agents.bots.trained",
+    "ConfigError": "agents.configuration",
+}
+"""Public name -> the module that defines it."""
+
+__all__ = sorted(EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in EXPORTS:
+        raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, "EXPORTS", *(name for name in globals() if name.startswith("__"))})

@@ -82,3 +82,26 @@ def test_the_arenas_progress_rate_is_the_average_since_the_start(monkeypatch, tm
     assert evaluate.main(["policies=[random,strong]", "progress=true", f"output.dir={tmp_path}"]) == 130
     last = float(rates[-1].split()[0].replace(",", ""))
     assert 200 <= last <= 2000, rates  # 1,000 rounds in a little over 0.5 s; a burst rate is ~10^6
+
+
+@pytest.mark.parametrize("command", ["train", "exploit"])
+def test_ctrl_c_while_a_command_loads_is_one_line(command: str) -> None:
+    """Ctrl-C in the first seconds of domino-train or domino-exploit printed a 23-36 line traceback of
+    the imports: the entry point now loads them under its own handler."""
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from agents.training.commands import {command}; raise SystemExit({command}())",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.4)  # the entry point's own import takes milliseconds; torch and the rest take seconds
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted while it was starting; nothing was done" in err

@@ -4,14 +4,16 @@ Kept below both the bot registry (``agents.bots.registry.load_policy`` takes bot
 checkpoints alike) and the search bots (whose playouts, priors and opponent models may be
 networks), so that both open a checkpoint the same way without importing each other.
 
-The loaders start empty and are plugged in: importing ``agents`` registers the training code's
-``.pt`` format (``agents.training.open_checkpoint``, which loads torch only when a file is
-opened), and ``register_checkpoint_loader`` adds others (docs/arena.md).
+Two loaders are known by import path, and imported only when a file of theirs is opened: the
+training code's ``.pt`` format (``agents.training.open_checkpoint``, which loads torch then) and
+Stable-Baselines3's ``.zip`` (``agents.bots.adapters.load_sb3_zip``); so the bots never import the
+training code, which builds on them. ``register_checkpoint_loader`` adds others (docs/arena.md).
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,9 +26,13 @@ SHIPPED_AGENTS = tuple(sorted(path.stem for path in SHIPPED_DIR.glob("*.pt")))
 """Their names: ``load_policy("block-2p")`` loads ``SHIPPED_DIR / "block-2p.pt"``."""
 
 CheckpointLoader = Callable[[Path, Rules | None, int], Policy]
-CHECKPOINT_LOADERS: dict[str, CheckpointLoader] = {}
-"""Suffix -> ``loader(path, rules, seed) -> policy`` (rules None: the checkpoint's own), tried in the
-order registered; registering a suffix again replaces its loader (``.pt`` included)."""
+CHECKPOINT_LOADERS: dict[str, CheckpointLoader | str] = {
+    ".pt": "agents.training:open_checkpoint",
+    ".zip": "agents.bots.adapters:load_sb3_zip",
+}
+"""Suffix -> ``loader(path, rules, seed) -> policy`` (rules None: the checkpoint's own), or the
+``module:function`` path of one; tried in the order registered; registering a suffix again replaces
+its loader (``.pt`` included)."""
 
 
 def register_checkpoint_loader(suffix: str, loader: CheckpointLoader) -> None:
@@ -60,6 +66,9 @@ def load_checkpoint_policy(path: Path, rules: Rules | None, seed: int) -> Policy
     """The policy in the checkpoint file ``path``, opened by the first loader registered for its suffix."""
     for suffix, loader in CHECKPOINT_LOADERS.items():
         if path.name.endswith(suffix):
+            if isinstance(loader, str):
+                module, _, function = loader.partition(":")
+                loader = getattr(importlib.import_module(module), function)
             return loader(path, rules, seed)
     known = ", ".join(CHECKPOINT_LOADERS) or "none yet"
     raise ValueError(

@@ -8,10 +8,11 @@ file is opened.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from domino_env.engine.rules import Rules
-from domino_env.envs.policies import Policy
-from domino_env.install import install_hint
+if TYPE_CHECKING:  # the commands import this package first: it stays free of the engine's imports too
+    from domino_env.engine.rules import Rules
+    from domino_env.envs.policies import Policy
 
 
 def open_checkpoint(path: Path, rules: Rules | None, seed: int) -> Policy:
@@ -19,5 +20,7 @@ def open_checkpoint(path: Path, rules: Rules | None, seed: int) -> Policy:
     try:  # imported here: torch is needed only once a file is opened
         from agents.training.checkpoint import load_for_arena
     except ImportError as error:
+        from domino_env.install import install_hint
+
         raise ValueError(f"loading {path.name!r} needs PyTorch ({error}): {install_hint('train')}") from error
     return load_for_arena(path, rules, seed)

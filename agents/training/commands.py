@@ -3,15 +3,16 @@
 ``domino-train --help`` on an install without the ``train`` extra was a ModuleNotFoundError
 traceback (``tensorboard``): the command modules import torch and TensorBoard at the top. These
 entry points import them inside a check, and a missing extra is one line saying what to install.
+Importing this module imports nothing heavy (``agents`` and ``agents.training`` load lazily), so a
+Ctrl-C in the seconds the command takes to load is one line too, not a traceback of the imports.
 """
 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from collections.abc import Callable
-
-from domino_env.install import install_hint
 
 TRAIN_EXTRA = ("torch", "tensorboard")
 """Top-level packages the ``train`` extra installs."""
@@ -21,9 +22,14 @@ def _command(module: str, name: str) -> Callable[[], int]:
     def run() -> int:
         try:
             main = importlib.import_module(module).main
+        except KeyboardInterrupt:
+            print(f"{name}: interrupted while it was starting; nothing was done", file=sys.stderr)
+            return 128 + signal.SIGINT
         except ModuleNotFoundError as error:
             if (error.name or "").split(".")[0] not in TRAIN_EXTRA:
                 raise
+            from domino_env.install import install_hint
+
             print(f"error: {name} needs the train extra ({error.name} is not installed): "
                   f"{install_hint('train')}", file=sys.stderr)  # fmt: skip
             return 2
