@@ -237,7 +237,7 @@ def config_path(spec: str | Path, kind: str) -> Path:
         if found:
             home, name = found
             hint = f"; did you mean {_title(home)} config {name!r} (configs/{home}/{name}.yaml)?"
-        raise ConfigError(f"config file {_short(text)} does not exist{hint}")
+        raise ConfigError(f"config file {_short(text)} {_why_not_a_file(path)}{hint}")
     if text in names:
         return CONFIGS_DIR / kind / f"{text}.yaml"
     homes = [other for other in CONFIG_KINDS if other != kind and text in shipped_configs(other)]
@@ -259,6 +259,20 @@ def config_path(spec: str | Path, kind: str) -> Path:
         f"config {_short(text)} is neither a file nor a shipped {title} config name{hint} "
         f"({title} configs: {', '.join(names)})"
     )
+
+
+def _why_not_a_file(path: Path) -> str:
+    """What stands where a config file was expected: nothing, a folder, or a link that leads nowhere."""
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True)
+        except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13) or a dangling link
+            return "is a symbolic link that leads to no file (a loop or a missing target)"
+    if path.is_dir():
+        return "is a folder, not a YAML file"
+    if path.exists():
+        return "is not a regular file"
+    return "does not exist"
 
 
 def _is_name(text: str) -> bool:

@@ -28,6 +28,13 @@ def write_atomic(path: Path, content: str | bytes | Callable[[IO[bytes]], object
             os.fsync(file.fileno())
         os.chmod(temporary, 0o644)  # mkstemp makes it private; results are ordinary files
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        if (
+            error.filename is None or error.filename == temporary
+        ):  # a full disk names no file, or the temporary
+            raise OSError(error.errno, error.strerror, str(path)) from error
+        raise
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
@@ -52,8 +59,11 @@ def check_writable(folder: Path) -> None:
     """Create ``folder`` if needed and prove a file can be written there, before any work is done;
     OSError (naming the folder) otherwise."""
     folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile(dir=folder):
-        pass
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:  # the OS names the random probe file: name the folder the user gave
+        raise OSError(error.errno, error.strerror, str(folder)) from None
 
 
 def describe_os_error(error: OSError) -> str:

@@ -105,3 +105,44 @@ def test_ctrl_c_while_a_command_loads_is_one_line(command: str) -> None:
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted while it was starting; nothing was done" in err
+
+
+def test_an_unwritable_output_names_the_folder_not_a_probe_file(capsys) -> None:
+    from agents.arena import evaluate
+
+    assert evaluate.main(["bots", "deals=2", "matches=0", "progress=false", "output.dir=/proc"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "cannot write /proc:" in out and "/proc/tmp" not in out, out
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from domino_env import files
+
+    def full(handle: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as caught:
+        files.write_atomic(tmp_path / "result.json", "{}")
+    assert caught.value.filename == str(tmp_path / "result.json")
+    assert list(tmp_path.iterdir()) == []  # no temporary left behind
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [("folder", "is a folder, not a YAML file"), ("loop", "is a symbolic link that leads to no file")],
+)
+def test_a_config_path_that_is_no_file_says_what_it_is(
+    make: str, message: str, tmp_path: Path, capsys
+) -> None:
+    from agents.arena import evaluate
+
+    path = tmp_path / "config.yaml"
+    if make == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(path)
+    assert evaluate.main([str(path)]) == 2
+    assert message in " ".join(capsys.readouterr().out.split())
