@@ -19,10 +19,12 @@ from agents.bots.search import PimcBot
 from agents.bots.trained import SHIPPED_DIR
 from agents.configuration import ConfigError
 from agents.training import distill as distill_module
+from agents.training import distillation
 from agents.training import train as train_script
 from agents.training.checkpoint import NetworkPolicy
 from agents.training.config import parse_train_config
 from agents.training.distill import (
+    FitOptions,
     Labelled,
     LabelRounds,
     Positions,
@@ -153,9 +155,10 @@ def test_distillation_learns_the_teachers_ranking() -> None:
     model = ActorCritic(rules, (64,), move_features=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     rng = np.random.default_rng(0)
-    common = dict(temperature=0.25, value_scale=0.05, vf_coef=0.5, max_grad_norm=1.0, rng=rng)
-    before = distill_epochs(model, optimizer, data, 1, 64, device=torch.device("cpu"), **common)
-    after = distill_epochs(model, optimizer, data, 60, 64, device=torch.device("cpu"), **common)
+    common = dict(temperature=0.25, value_scale=0.05, vf_coef=0.5, max_grad_norm=1.0)
+    cpu = torch.device("cpu")
+    before = distill_epochs(model, optimizer, data, FitOptions(1, 64, **common), rng, cpu)
+    after = distill_epochs(model, optimizer, data, FitOptions(60, 64, **common), rng, cpu)
     assert after["policy"] < before["policy"] and after["value"] < before["value"]
     assert after["agreement"] > max(0.8, before["agreement"] + 0.2) and after["regret"] < before["regret"]
 
@@ -212,10 +215,10 @@ def test_values_target_learns_the_mean_of_noisy_labels() -> None:
     torch.manual_seed(0)
     model = ActorCritic(rules, (64,), move_features=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    common = dict(
-        temperature=0.5, value_scale=0.5, vf_coef=0.5, max_grad_norm=1.0, device=torch.device("cpu")
+    fit = FitOptions(
+        30, 256, temperature=0.5, value_scale=0.5, vf_coef=0.5, max_grad_norm=1.0, target="values"
     )
-    distill_epochs(model, optimizer, data, 30, 256, rng=np.random.default_rng(0), target="values", **common)
+    distill_epochs(model, optimizer, data, fit, np.random.default_rng(0), torch.device("cpu"))
     o, m = torch.from_numpy(found.obs), torch.from_numpy(found.mask)
     with torch.no_grad():
         learned = model(o, m)[0].numpy() * 0.5
@@ -239,14 +242,15 @@ def test_anneal_lowers_the_learning_rate_to_zero_over_the_epochs_then_restores_i
             return super().step(closure)
 
     optimizer = Recording(model.parameters(), lr=0.1)
-    common = dict(
-        temperature=0.5, value_scale=0.05, vf_coef=0.5, max_grad_norm=1.0, device=torch.device("cpu")
+    common = dict(temperature=0.5, value_scale=0.05, vf_coef=0.5, max_grad_norm=1.0)
+    cpu = torch.device("cpu")
+    distill_epochs(
+        model, optimizer, data, FitOptions(2, 10, **common, anneal=True), np.random.default_rng(0), cpu
     )
-    distill_epochs(model, optimizer, data, 2, 10, rng=np.random.default_rng(0), anneal=True, **common)
     np.testing.assert_allclose(used, 0.1 * (1 - np.arange(8) / 8))  # 2 epochs of 4 minibatches
     assert optimizer.param_groups[0]["lr"] == 0.1
     used.clear()
-    distill_epochs(model, optimizer, data, 1, 10, rng=np.random.default_rng(0), **common)
+    distill_epochs(model, optimizer, data, FitOptions(1, 10, **common), np.random.default_rng(0), cpu)
     assert used == [0.1] * 4
 
 
@@ -383,7 +387,7 @@ def test_aggregate_says_which_rounds_labels_each_round_fits(
     """``last_round``: the rounds before the last fit their own positions only, the last one every
     round's (the cheap schedule); ``every_round``: each round fits all labelled so far (DAgger)."""
     sizes = []
-    fit = train_script.distill_epochs
+    fit = distillation.distill_epochs
 
     def recording(
         model: ActorCritic, optimizer: torch.optim.Optimizer, data: LabelRounds, *args, **kwargs
@@ -391,7 +395,7 @@ def test_aggregate_says_which_rounds_labels_each_round_fits(
         sizes.append(len(data))
         return fit(model, optimizer, data, *args, **kwargs)
 
-    monkeypatch.setattr(train_script, "distill_epochs", recording)
+    monkeypatch.setattr(distillation, "distill_epochs", recording)
     settings = {**DISTILL["distill"], "rounds": 3, "aggregate": aggregate}
     config = distill_config(tmp_path, aggregate, total_updates=0, eval={"every": 0}, distill=settings)
     train_script.train(config)
@@ -408,16 +412,18 @@ def test_refine_rounds_label_with_the_networks_own_playouts_and_fit_their_own_la
     fits: list[tuple[int, float, bool]] = []
     networks: list[dict[str, torch.Tensor]] = []
     optimizers: list[torch.optim.Optimizer] = []
-    fit = train_script.distill_epochs
+    fit = distillation.distill_epochs
 
-    def recording(model: ActorCritic, optimizer: torch.optim.Optimizer, data: LabelRounds, *args) -> dict:
-        fits.append((len(data), optimizer.param_groups[0]["lr"], args[-1]))
+    def recording(
+        model: ActorCritic, optimizer: torch.optim.Optimizer, data: LabelRounds, options: FitOptions, *args
+    ) -> dict:
+        fits.append((len(data), optimizer.param_groups[0]["lr"], options.anneal))
         optimizers.append(optimizer)
-        stats = fit(model, optimizer, data, *args)
+        stats = fit(model, optimizer, data, options, *args)
         networks.append({k: v.clone() for k, v in model.state_dict().items()})
         return stats
 
-    monkeypatch.setattr(train_script, "distill_epochs", recording)
+    monkeypatch.setattr(distillation, "distill_epochs", recording)
     settings = {
         **DISTILL["distill"], "rounds": 3, "refine": 1, "refine_lr": 2e-4, "aggregate": "last_round",
         "anneal": True, "target": "values", "games": 16,
@@ -574,10 +580,9 @@ def test_epochs_stream_the_data_set_chunk_by_chunk(tmp_path: Path, monkeypatch: 
         torch.manual_seed(0)
         model = ActorCritic(rules, (32,), after_state=True, move_hidden=16)
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-        distill_epochs(
-            model, optimizer, data, 2, 32, temperature=0.5, value_scale=0.05, vf_coef=0.5, max_grad_norm=0.5,
-            rng=np.random.default_rng(3), device=torch.device("cpu"), target="values", anneal=True,
-        )  # fmt: skip
+        options = dict(temperature=0.5, value_scale=0.05, vf_coef=0.5, max_grad_norm=0.5)
+        fit = FitOptions(2, 32, **options, target="values", anneal=True)
+        distill_epochs(model, optimizer, data, fit, np.random.default_rng(3), torch.device("cpu"))
         return model.state_dict()
 
     whole = trained(labelled, 10_000)
@@ -637,7 +642,7 @@ def test_resume_after_a_kill_during_the_distillation_reuses_its_rounds(
     train_script.train(whole)
     capsys.readouterr()
     killed = distill_config(tmp_path, "killed", total_updates=0, eval={"every": 0})
-    real, calls = train_script.distill_epochs, []
+    real, calls = distillation.distill_epochs, []
 
     def killed_in_round_1(*args, **kwargs):
         calls.append(1)
@@ -645,10 +650,10 @@ def test_resume_after_a_kill_during_the_distillation_reuses_its_rounds(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(train_script, "distill_epochs", killed_in_round_1)
+    monkeypatch.setattr(distillation, "distill_epochs", killed_in_round_1)
     with pytest.raises(KeyboardInterrupt):
         train_script.train(killed)
-    monkeypatch.setattr(train_script, "distill_epochs", real)
+    monkeypatch.setattr(distillation, "distill_epochs", real)
     assert not list((killed.run_dir / "checkpoints").glob("update_*.pt"))
     before_the_kill = round_lines(capsys.readouterr().out)
     train_script.train(killed, resume=True)

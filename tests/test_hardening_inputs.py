@@ -50,7 +50,7 @@ SHIPPED = sorted((ROOT / "checkpoints").glob("*.pt"))
 
 # -- 6. malformed checkpoints ---------------------------------------------------------------------
 def tiny_payload(tmp_path: Path) -> dict[str, Any]:
-    """A whole training checkpoint as scripts/train.py ``_payload`` builds it, for a tiny network."""
+    """A whole training checkpoint as ``RunState.payload`` builds it (training/state.py), tiny network."""
     config = parse_train_config(
         {
             "preset": "block",

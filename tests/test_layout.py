@@ -9,6 +9,9 @@ someone wrote, so it is not an edge.
 ``domino_env`` is the environment package: it installs and imports with numpy, numba,
 gymnasium and pettingzoo, so it never imports ``agents`` (the bots, arena, training and web
 table build on it, not the other way round).
+
+A training run is read phase by phase (``agents/training/train.py``): no function under
+``agents/training/`` is longer than ``LONGEST_TRAINING_FUNCTION`` lines.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("domino_env", "agents")
+LONGEST_TRAINING_FUNCTION = 60
+"""Most lines of a function (its ``def`` to its last line) under ``agents/training/``."""
 
 
 def module_files() -> dict[str, Path]:
@@ -177,6 +182,17 @@ def test_domino_env_never_imports_agents() -> None:
         if name.split(".")[0] == "agents"
     ]
     assert not offenders, "the environments must not depend on the agents:\n" + "\n".join(offenders)
+
+
+def test_no_training_function_is_longer_than_the_limit() -> None:
+    too_long = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for path in sorted((ROOT / "agents" / "training").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > LONGEST_TRAINING_FUNCTION
+    ]
+    assert not too_long, f"functions over {LONGEST_TRAINING_FUNCTION} lines:\n" + "\n".join(too_long)
 
 
 BLOCK_AGENTS = """

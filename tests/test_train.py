@@ -25,6 +25,7 @@ from agents.training.checkpoint import (
 from agents.training.config import load_train_config, parse_train_config
 from agents.training.network import ActorCritic
 from agents.training.ppo import Opponents, Rollout, collect_rollout, compute_advantages
+from agents.training.state import load_init_weights
 from domino_env import Rules
 from domino_env.engine.observation import observation_fields
 from domino_env.envs.selfplay import SelfPlay
@@ -420,7 +421,7 @@ def test_model_init_starts_from_a_trained_network(tmp_path: Path) -> None:
     )
     start = load_checkpoint("checkpoints/block-2p-ppo.pt", ("model",))["model"]
     model = ActorCritic(Rules.preset("block", 2), (128, 128))
-    train_script._load_weights(model, config.model.init, Rules.preset("block", 2))
+    load_init_weights(model, config.model.init, Rules.preset("block", 2))
     assert all(torch.equal(model.state_dict()[k], start[k]) for k in start)
     model.ignore_game_scores()  # what a run of single block rounds does next: none shows a score
     start = model.state_dict()

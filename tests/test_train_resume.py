@@ -14,6 +14,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from agents.training import evaluation, state
 from agents.training import train as train_script
 from agents.training.checkpoint import load_checkpoint
 from agents.training.config import load_train_config, parse_train_config
@@ -103,10 +104,12 @@ class Killed(BaseException):
     """A kill at a named point: nothing in train.py catches a BaseException that is not an interrupt."""
 
 
-def kill_at(monkeypatch, function: str, nth: int, after: bool, file: str | None, update: int | None) -> None:
-    """Make ``train_script.<function>`` raise Killed at its ``nth`` call (counting only the calls on ``file``,
+def kill_at(
+    monkeypatch, module: Any, function: str, nth: int, after: bool, file: str | None, update: int | None
+) -> None:
+    """Make ``module.<function>`` raise Killed at its ``nth`` call (counting only the calls on ``file``,
     and on a payload of ``update``, where given), before or after the real call."""
-    real, calls = getattr(train_script, function), []
+    real, calls = getattr(module, function), []
 
     def crashing(*args, **kwargs):
         counted = (file is None or Path(args[0]).name == file) and (
@@ -122,7 +125,7 @@ def kill_at(monkeypatch, function: str, nth: int, after: bool, file: str | None,
             raise Killed(function)
         return result
 
-    monkeypatch.setattr(train_script, function, crashing)
+    monkeypatch.setattr(module, function, crashing)
 
 
 @pytest.fixture(scope="module")
@@ -137,18 +140,19 @@ def reference(tmp_path_factory) -> Any:
     return config
 
 
-# Each phase of update 3 (the final best), and of update 4 (the last, not a best):
-# (function, its nth call, after it rather than before, counting only calls on file, on update).
+# Each phase of update 3 (the final best), and of update 4 (the last, not a best): (the module that
+# calls the function, the function, its nth call, after it rather than before, counting only calls on
+# file, on update).
 CRASHES = {
-    "rollout": ("collect_rollout", 3, False, None, None),
-    "ppo_update": ("ppo_update", 3, False, None, None),
-    "evaluation": ("_evaluate", 1, False, update_file(3), None),
-    "evaluation_of_the_last_update": ("_evaluate", 1, False, update_file(4), None),
-    "during_update_N_write": ("save_checkpoint", 1, False, update_file(3), None),
-    "during_best_write": ("save_checkpoint", 1, False, "best.pt", 3),
-    "after_best_write": ("save_checkpoint", 1, True, "best.pt", 3),
-    "during_score_record": ("save_checkpoint", 2, False, update_file(3), None),
-    "during_score_record_not_a_best": ("save_checkpoint", 2, False, update_file(4), None),
+    "rollout": (train_script, "collect_rollout", 3, False, None, None),
+    "ppo_update": (train_script, "ppo_update", 3, False, None, None),
+    "evaluation": (evaluation, "evaluate", 1, False, update_file(3), None),
+    "evaluation_of_the_last_update": (evaluation, "evaluate", 1, False, update_file(4), None),
+    "during_update_N_write": (state, "save_checkpoint", 1, False, update_file(3), None),
+    "during_best_write": (state, "save_checkpoint", 1, False, "best.pt", 3),
+    "after_best_write": (state, "save_checkpoint", 1, True, "best.pt", 3),
+    "during_score_record": (state, "save_checkpoint", 2, False, update_file(3), None),
+    "during_score_record_not_a_best": (state, "save_checkpoint", 2, False, update_file(4), None),
 }
 
 
@@ -156,10 +160,9 @@ CRASHES = {
 def test_a_crash_anywhere_then_resume_repeats_the_uninterrupted_run(
     crash: tuple, reference: Any, tmp_path: Path, monkeypatch
 ) -> None:
-    function, nth, after, file, update = crash
     config = tiny(tmp_path)
     with monkeypatch.context() as patch:
-        kill_at(patch, function, nth, after, file, update)
+        kill_at(patch, *crash)
         with pytest.raises(Killed):
             train_script.train(config)
     train_script.train(config, resume=True)

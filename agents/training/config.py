@@ -23,7 +23,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from agents.bots.registry import BOT_NAMES, checkpoint_path
+from agents.bots.registry import BOT_NAMES, checkpoint_path, load_policy
 from agents.bots.trained import SHIPPED_AGENTS
 from agents.configuration import (
     DEALS_MAX,
@@ -354,6 +354,32 @@ class TrainConfig(TopLevelConfig):
 
     def build_rules(self) -> Rules:
         return build_rules(self.preset, self.players, self.rules)
+
+    @property
+    def bot_opponents(self) -> list[str]:
+        """The opponents that are bots or trained agents (neither ``self`` nor ``past``)."""
+        return [name for name in self.opponents if name not in (SELF, PAST)]
+
+    def check_against(self, rules: Rules) -> None:
+        """Build every bot and load every trained agent the run will use, once, so that a bad option (an
+        unknown keyword, a rollout_bot that is no bot nor checkpoint) or an agent of another game stops
+        it before it starts, naming its key; and refuse ``distill.pile_samples`` without a pile."""
+        names = {name for name in (*self.opponents, *self.eval.opponents) if name not in (SELF, PAST)}
+        checks = [
+            (f"bots.{name}" if name in BOT_NAMES else "opponents", name, self.bots.get(name, {}))
+            for name in sorted(names)
+        ]
+        if self.distill.rounds:
+            checks.append(("distill.teacher", "pimc", self.distill.teacher))
+        for key, name, options in checks:
+            try:
+                load_policy(name, rules, 0, **options)
+            except (TypeError, ValueError) as error:
+                raise ConfigError(f"{key}: {error}") from None
+        if self.distill.pile_samples > 1 and not rules.drawing:
+            raise ConfigError(
+                f"distill.pile_samples: {self.preset} has no draw pile to shuffle (set it to 1)"
+            )
 
     @property
     def run_dir(self) -> Path:

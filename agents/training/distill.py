@@ -32,6 +32,7 @@ from agents.bots.registry import make_bot
 from agents.bots.sampler import pile_order, pile_tiles
 from agents.bots.search import PimcBot
 from agents.training.checkpoint import NetworkPolicy
+from agents.training.config import TrainConfig
 from agents.training.move_features import MoveInputs, feature_count
 from agents.training.network import ActorCritic
 from domino_env.engine.rules import Rules
@@ -365,24 +366,44 @@ def concat(parts: list[Labelled]) -> Labelled:
     return Labelled(*(np.concatenate([getattr(part, name) for part in parts]) for name in LABEL_ARRAYS))
 
 
+@dataclass(frozen=True)
+class FitOptions:
+    """How ``distill_epochs`` fits a data set: ``distill.*``, and what it shares with PPO (``of``)."""
+
+    epochs: int
+    batch: int
+    """Positions per minibatch."""
+    temperature: float
+    """Points: the softmax temperature of the targets (``distill_loss``)."""
+    value_scale: float
+    """The value target's scale: the training's ``ppo.reward_scale``."""
+    vf_coef: float
+    max_grad_norm: float
+    target: str = "soft"
+    anneal: bool = False
+    """The learning rate falls linearly to 0 over these epochs (then is restored)."""
+
+    @classmethod
+    def of(cls, config: TrainConfig, anneal: bool = False) -> FitOptions:
+        """A training config's distillation fit (``anneal``: whether this round anneals)."""
+        settings, ppo = config.distill, config.ppo
+        return cls(
+            settings.epochs, settings.batch, settings.temperature, ppo.reward_scale, ppo.vf_coef,
+            ppo.max_grad_norm, settings.target, anneal,
+        )  # fmt: skip
+
+
 def distill_epochs(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
     data: Labelled | LabelRounds,
-    epochs: int,
-    batch: int,
-    temperature: float,
-    value_scale: float,
-    vf_coef: float,
-    max_grad_norm: float,
+    fit: FitOptions,
     rng: np.random.Generator,
     device: torch.device,
-    target: str = "soft",
-    anneal: bool = False,
 ) -> dict[str, float]:
-    """``epochs`` passes of minibatch descent on ``data``; the last epoch's mean statistics.
+    """``fit.epochs`` passes of minibatch descent on ``data``; the last epoch's mean statistics.
 
-    Minibatches are drawn with ``rng`` (numpy), so a seeded run repeats itself. ``anneal``: the
+    Minibatches are drawn with ``rng`` (numpy), so a seeded run repeats itself. ``fit.anneal``: the
     learning rate falls linearly to 0 over these epochs (then is restored), so the weights settle
     on the mean of noisy labels instead of wandering with the last minibatches.
 
@@ -394,48 +415,89 @@ def distill_epochs(
     """
     stats: dict[str, list[float]] = {}
     rates = [group["lr"] for group in optimizer.param_groups]
-    steps = epochs * -(-len(data) // batch)
-    chunk = max(batch, TRAIN_CHUNK // batch * batch)
-    done = 0
-    for _ in range(epochs):
+    steps = fit.epochs * -(-len(data) // fit.batch)
+    schedule = _annealing(optimizer, steps) if fit.anneal else None
+    chunk = max(fit.batch, TRAIN_CHUNK // fit.batch * fit.batch)
+    for _ in range(fit.epochs):
         stats = {}
         order = rng.permutation(len(data))
         for first in range(0, len(data), chunk):
-            rows = np.sort(order[first : first + chunk])  # sorted: sequential reads from a mapped file
-            place = np.argsort(np.argsort(order[first : first + chunk]))  # shuffled index -> sorted row
-            part = gather(data, rows)
-            obs = torch.from_numpy(part.obs).to(device)
-            mask = torch.from_numpy(part.mask).to(device)
-            values = torch.from_numpy(np.nan_to_num(part.values, nan=0.0)).to(device)
-            del part
-            # Move features once per chunk; the observations are encoded per minibatch (1.5 KB a
-            # position encoded, against 0.2 KB raw).
-            moves = data_set_moves(model, obs, mask) if model.uses_move_features else None
-            shuffled = torch.from_numpy(place).to(device)
-            for start in range(0, len(rows), batch):
-                if anneal:
-                    for group, rate in zip(optimizer.param_groups, rates, strict=True):
-                        group["lr"] = rate * (1 - done / steps)
-                    done += 1
-                idx = shuffled[start : start + batch]
-                batch_moves = None if moves is None else moves.select(idx)
-                policy_loss, value_loss, step = distill_loss(
-                    model,
-                    model.encoder(obs[idx]),
-                    mask[idx],
-                    batch_moves,
-                    values[idx],
-                    temperature,
-                    value_scale,
-                    target,
-                )
-                optimizer.zero_grad()
-                (policy_loss + vf_coef * value_loss).backward()
-                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-                optimizer.step()
-                for key, value in step.items():
-                    stats.setdefault(key, []).append(value)
-            del obs, mask, values, moves
+            gathered = _Chunk.gather(data, order[first : first + chunk], model, device)
+            for key, values in _fit_chunk(model, optimizer, gathered, fit, schedule).items():
+                stats.setdefault(key, []).extend(values)
+            del gathered  # before the next chunk is gathered: one chunk in memory at a time
     for group, rate in zip(optimizer.param_groups, rates, strict=True):
         group["lr"] = rate
     return {key: float(np.mean(value)) for key, value in stats.items()}
+
+
+@dataclass
+class _Chunk:
+    """A chunk of an epoch's shuffled positions, gathered on the device (``distill_epochs``)."""
+
+    obs: torch.Tensor
+    mask: torch.Tensor
+    values: torch.Tensor
+    """The teacher's values, 0 on illegal moves."""
+    moves: MoveInputs | None
+    order: torch.Tensor
+    """The chunk's part of the shuffle, as indices into these rows."""
+
+    @classmethod
+    def gather(
+        cls, data: Labelled | LabelRounds, picked: np.ndarray, model: ActorCritic, device: torch.device
+    ) -> _Chunk:
+        """Rows ``picked`` of ``data``, read in sorted order (sequential reads from a mapped file)."""
+        rows = np.sort(picked)
+        place = np.argsort(np.argsort(picked))  # shuffled index -> sorted row
+        part = gather(data, rows)
+        obs = torch.from_numpy(part.obs).to(device)
+        mask = torch.from_numpy(part.mask).to(device)
+        values = torch.from_numpy(np.nan_to_num(part.values, nan=0.0)).to(device)
+        del part
+        # Move features once per chunk; the observations are encoded per minibatch (1.5 KB a
+        # position encoded, against 0.2 KB raw).
+        moves = data_set_moves(model, obs, mask) if model.uses_move_features else None
+        return cls(obs, mask, values, moves, torch.from_numpy(place).to(device))
+
+
+def _fit_chunk(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    chunk: _Chunk,
+    fit: FitOptions,
+    schedule: Callable[[], None] | None,
+) -> dict[str, list[float]]:
+    """A step of descent per minibatch of ``chunk``, in its shuffled order; each step's statistics."""
+    stats: dict[str, list[float]] = {}
+    for start in range(0, len(chunk.order), fit.batch):
+        if schedule is not None:
+            schedule()
+        idx = chunk.order[start : start + fit.batch]
+        moves = None if chunk.moves is None else chunk.moves.select(idx)
+        policy_loss, value_loss, step = distill_loss(
+            model, model.encoder(chunk.obs[idx]), chunk.mask[idx], moves, chunk.values[idx],
+            fit.temperature, fit.value_scale, fit.target,
+        )  # fmt: skip
+        optimizer.zero_grad()
+        (policy_loss + fit.vf_coef * value_loss).backward()
+        nn.utils.clip_grad_norm_(model.parameters(), fit.max_grad_norm)
+        optimizer.step()
+        for key, value in step.items():
+            stats.setdefault(key, []).append(value)
+    return stats
+
+
+def _annealing(optimizer: torch.optim.Optimizer, steps: int) -> Callable[[], None]:
+    """Called before each of ``steps`` minibatches: the learning rates fall linearly from where they
+    are now to 0."""
+    rates = [group["lr"] for group in optimizer.param_groups]
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        for group, rate in zip(optimizer.param_groups, rates, strict=True):
+            group["lr"] = rate * (1 - done / steps)
+        done += 1
+
+    return step

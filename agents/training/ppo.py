@@ -42,7 +42,7 @@ from domino_env.engine.rules import Rules
 from domino_env.engine.tiles import NUM_TILES
 from domino_env.envs.learner import outcome
 from domino_env.envs.policies import Policy, act_per_policy
-from domino_env.envs.selfplay import SelfPlay
+from domino_env.envs.selfplay import SelfPlay, SelfPlayState
 
 LOSSES = (
     "value_loss",
@@ -162,54 +162,18 @@ def collect_rollout(
     to each seat at the end of an episode its side won / lost / nobody won).
     """
     n, p = play.num_games, play.rules.players
-    obs_size, num_actions = play.core.obs_size, play.rules.num_actions
-    obs = np.zeros((steps, n, obs_size), dtype=np.int16)
-    mask = np.zeros((steps, n, num_actions), dtype=bool)
-    actions = np.zeros((steps, n), dtype=np.int64)
-    logprobs, values, rewards, dones, bootstrap = (np.zeros((steps, n), dtype=np.float32) for _ in range(5))
-    next_index = np.full((steps, n), -1, dtype=np.int64)
-    valid = np.zeros((steps, n), dtype=bool)
-    moves: list[MoveInputs] | None = [] if model.uses_move_features else None
-    hidden = np.zeros((steps, n, hidden_size(play.rules)), dtype=np.uint8) if model.privileged else None
-    last = np.full((n, p), -1, dtype=np.int64)  # step of each seat's last transition, -1: none
-    episode_return = np.zeros((n, p))
-    episode_length = np.zeros((n, p), dtype=np.int64)
+    rollout = _empty_rollout(model, play, steps, opponents.names)
+    seats = _Seats(np.full((n, p), -1, dtype=np.int64), np.zeros((n, p)), np.zeros((n, p), dtype=np.int64))
     games = np.arange(n)
     sides = play.core.side_of_seat
-    returns: dict[str, list[float]] = {name: [] for name in ["self", *opponents.names]}
-    lengths: list[int] = []
     for t in range(steps):
         state = play.state()
         mine = opponents.learner[games, state.seat]
-        episode_length[games, state.seat] += 1
+        seats.lengths[games, state.seat] += 1
         step_actions = np.zeros(n, dtype=np.int64)
         rows = np.flatnonzero(mine)
         if len(rows):
-            row_obs = torch.from_numpy(state.obs[rows]).to(device)
-            row_mask = torch.from_numpy(state.mask[rows]).to(device)
-            row_moves = None
-            if moves is not None:
-                row_moves = model.move_inputs(row_obs, row_mask)
-                moves.append(row_moves)
-            with torch.no_grad():
-                chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
-                if hidden is not None:  # after the move is chosen: the critic's value replaces the head's
-                    hidden[t, rows] = hidden_tiles(play.core, rows, state.seat[rows])
-                    row_hidden = torch.from_numpy(hidden[t, rows]).to(device)
-                    value = model.critic_value(model.encoder(row_obs), row_hidden)
-            step_actions[rows] = chosen.cpu().numpy()
-            obs[t, rows], mask[t, rows], actions[t, rows] = (
-                state.obs[rows],
-                state.mask[rows],
-                step_actions[rows],
-            )
-            logprobs[t, rows], values[t, rows] = logprob.cpu().numpy(), value.cpu().numpy()
-            valid[t, rows] = True
-            seats = state.seat[rows]
-            previous = last[rows, seats]
-            linked = previous >= 0
-            next_index[previous[linked], rows[linked]] = t
-            last[rows, seats] = t
+            step_actions[rows] = _learner_moves(model, play.core, state, rows, t, rollout, seats.last, device)
         owner = np.where(mine, -1, opponents.opponent)
         act_per_policy(opponents.policies, owner, state.obs, state.mask, step_actions)
         result = play.step(step_actions)
@@ -217,36 +181,116 @@ def collect_rollout(
             step_rewards = np.where(result.done[:, None], outcome(result.winner[:, None], sides[None, :]), 0)
         else:
             step_rewards = result.rewards
-        episode_return += step_rewards
+        seats.returns += step_rewards
         scale = 1.0 if reward == "win" else reward_scale
-        game, seat = np.nonzero(last >= 0)
-        rewards[last[game, seat], game] += scale * step_rewards[game, seat]
+        game, seat = np.nonzero(seats.last >= 0)
+        rollout.rewards[seats.last[game, seat], game] += scale * step_rewards[game, seat]
         ended = np.flatnonzero(result.done)
         if len(ended):
-            game, seat = np.nonzero(last[ended] >= 0)
-            dones[last[ended][game, seat], ended[game]] = 1.0
-            for g in ended:
-                name = "self" if opponents.opponent[g] < 0 else opponents.names[opponents.opponent[g]]
-                returns[name].extend(episode_return[g, opponents.learner[g]].tolist())
-                lengths.extend(episode_length[g, opponents.learner[g]].tolist())
-            last[ended] = -1
-            episode_return[ended] = 0.0
-            episode_length[ended] = 0
-    game, seat = np.nonzero(last >= 0)
-    if len(game):
-        end_obs = play.core.observe(seats=seat, games=game)
-        end_obs_t = torch.from_numpy(end_obs).to(device)
-        with torch.no_grad():
-            if hidden is None:
-                end_values = model.value(end_obs_t)
-            else:
-                end_hidden = torch.from_numpy(hidden_tiles(play.core, game, seat)).to(device)
-                end_values = model.critic_value(model.encoder(end_obs_t), end_hidden)
-        bootstrap[last[game, seat], game] = end_values.cpu().numpy()
+            seats.end(ended, rollout, opponents)
+    _bootstrap(model, play.core, rollout, seats.last, device)
+    return rollout
+
+
+def _empty_rollout(model: ActorCritic, play: SelfPlay, steps: int, names: Sequence[str]) -> Rollout:
+    """A rollout of ``steps`` steps of ``play``'s games, all padding, to be filled in."""
+    n = play.num_games
+    floats = [np.zeros((steps, n), dtype=np.float32) for _ in range(5)]  # logprobs ... bootstrap
     return Rollout(
-        obs, mask, actions, logprobs, values, rewards, dones, next_index, bootstrap, valid, moves,
-        episode_returns=returns, episode_lengths=lengths, hidden=hidden,
-    )  # fmt: skip
+        obs=np.zeros((steps, n, play.core.obs_size), dtype=np.int16),
+        mask=np.zeros((steps, n, play.rules.num_actions), dtype=bool),
+        actions=np.zeros((steps, n), dtype=np.int64),
+        logprobs=floats[0],
+        values=floats[1],
+        rewards=floats[2],
+        dones=floats[3],
+        next_index=np.full((steps, n), -1, dtype=np.int64),
+        bootstrap=floats[4],
+        valid=np.zeros((steps, n), dtype=bool),
+        moves=[] if model.uses_move_features else None,
+        episode_returns={name: [] for name in ["self", *names]},
+        episode_lengths=[],
+        hidden=np.zeros((steps, n, hidden_size(play.rules)), dtype=np.uint8) if model.privileged else None,
+    )
+
+
+@dataclass
+class _Seats:
+    """(N, P) per game and seat, while a rollout is collected: the seat's episode so far."""
+
+    last: np.ndarray
+    """Step of the seat's last transition, -1: none (yet, or since its episode ended)."""
+    returns: np.ndarray
+    """Its unscaled return."""
+    lengths: np.ndarray
+    """Its decisions."""
+
+    def end(self, ended: np.ndarray, rollout: Rollout, opponents: Opponents) -> None:
+        """Games ``ended`` finished their episode: their seats' last transitions are marked done, and
+        the learner's returns and lengths go to the rollout's episode lists."""
+        game, seat = np.nonzero(self.last[ended] >= 0)
+        rollout.dones[self.last[ended][game, seat], ended[game]] = 1.0
+        for g in ended:
+            name = "self" if opponents.opponent[g] < 0 else opponents.names[opponents.opponent[g]]
+            rollout.episode_returns[name].extend(self.returns[g, opponents.learner[g]].tolist())
+            rollout.episode_lengths.extend(self.lengths[g, opponents.learner[g]].tolist())
+        self.last[ended] = -1
+        self.returns[ended] = 0.0
+        self.lengths[ended] = 0
+
+
+def _learner_moves(
+    model: ActorCritic,
+    core: DominoCore,
+    state: SelfPlayState,
+    rows: np.ndarray,
+    t: int,
+    rollout: Rollout,
+    last: np.ndarray,
+    device: torch.device,
+) -> np.ndarray:
+    """The learner's moves in games ``rows`` at step ``t``, sampled from ``model`` and recorded in
+    ``rollout``, each linked to its seat's previous decision (``last``: their steps, updated)."""
+    row_obs = torch.from_numpy(state.obs[rows]).to(device)
+    row_mask = torch.from_numpy(state.mask[rows]).to(device)
+    row_moves = None
+    if rollout.moves is not None:
+        row_moves = model.move_inputs(row_obs, row_mask)
+        rollout.moves.append(row_moves)
+    with torch.no_grad():
+        chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
+        if rollout.hidden is not None:  # after the move is chosen: the critic's value replaces the head's
+            rollout.hidden[t, rows] = hidden_tiles(core, rows, state.seat[rows])
+            row_hidden = torch.from_numpy(rollout.hidden[t, rows]).to(device)
+            value = model.critic_value(model.encoder(row_obs), row_hidden)
+    actions = chosen.cpu().numpy()
+    rollout.obs[t, rows], rollout.mask[t, rows] = state.obs[rows], state.mask[rows]
+    rollout.actions[t, rows] = actions
+    rollout.logprobs[t, rows], rollout.values[t, rows] = logprob.cpu().numpy(), value.cpu().numpy()
+    rollout.valid[t, rows] = True
+    seats = state.seat[rows]
+    previous = last[rows, seats]
+    linked = previous >= 0
+    rollout.next_index[previous[linked], rows[linked]] = t
+    last[rows, seats] = t
+    return actions
+
+
+def _bootstrap(
+    model: ActorCritic, core: DominoCore, rollout: Rollout, last: np.ndarray, device: torch.device
+) -> None:
+    """The value each seat still in play at the end of the rollout bootstraps its last transition from."""
+    game, seat = np.nonzero(last >= 0)
+    if not len(game):
+        return
+    end_obs = torch.from_numpy(core.observe(seats=seat, games=game)).to(device)
+    with torch.no_grad():
+        if rollout.hidden is None:
+            end_values = model.value(end_obs)
+        else:
+            end_hidden = torch.from_numpy(hidden_tiles(core, game, seat)).to(device)
+            end_values = model.critic_value(model.encoder(end_obs), end_hidden)
+    rollout.bootstrap[last[game, seat], game] = end_values.cpu().numpy()
 
 
 def compute_advantages(rollout: Rollout, gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
@@ -288,61 +332,108 @@ def ppo_update(
     ``(r - 1) - log r`` one (``approx_kl``), the fraction of ratios clipped, and the explained
     variance of the values before the update.
     """
-    valid = rollout.valid.reshape(-1)
-
-    def flat(array: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(array.reshape(-1, *array.shape[2:])[valid])).to(device)
-
-    obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
-    moves = None if rollout.moves is None else MoveInputs.concat(rollout.moves).to(device)
-    hidden = None if rollout.hidden is None else flat(rollout.hidden)
-    with torch.no_grad():
-        features = model.encoder(obs)
-    old_logprobs, old_values = flat(rollout.logprobs), flat(rollout.values)
-    adv, ret = flat(advantages), flat(returns)
-    size = len(actions)
+    data = _Transitions.of(model, rollout, advantages, returns, device)
+    size = len(data.actions)
     batch = max(1, size // hyper.minibatches)
     for _ in range(hyper.epochs):
         order = torch.from_numpy(rng.permutation(size)).to(device)
         stats: dict[str, list[float]] = {k: [] for k in LOSSES[:-1]}
         for start in range(0, size, batch):
-            idx = order[start : start + batch]
-            batch_moves = None if moves is None else moves.select(idx)
-            logprob, entropy, value = model.evaluate(
-                features.index_select(0, idx),
-                mask.index_select(0, idx),
-                actions[idx],
-                batch_moves,
-                None if hidden is None else hidden.index_select(0, idx),
-            )
-            log_ratio = logprob - old_logprobs[idx]
-            ratio = log_ratio.exp()
-            mb_adv = adv[idx]
-            if hyper.norm_adv and len(idx) > 1:
-                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-            policy_loss = torch.max(
-                -mb_adv * ratio, -mb_adv * ratio.clamp(1 - hyper.clip_coef, 1 + hyper.clip_coef)
-            ).mean()
-            value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
-            entropy_loss = entropy.mean()
-            loss = hyper.vf_coef * value_loss
-            if train_policy:
-                loss = loss + policy_loss - hyper.ent_coef * entropy_loss
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), hyper.max_grad_norm)
-            optimizer.step()
-            with torch.no_grad():
-                stats["value_loss"].append(value_loss.item())
-                stats["policy_loss"].append(policy_loss.item())
-                stats["entropy"].append(entropy_loss.item())
-                stats["old_approx_kl"].append((-log_ratio).mean().item())
-                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
-                stats["clipfrac"].append(((ratio - 1).abs() > hyper.clip_coef).float().mean().item())
+            step = _minibatch_step(model, optimizer, data, order[start : start + batch], hyper, train_policy)
+            for key, value in step.items():
+                stats[key].append(value)
     out = {k: float(np.mean(v)) for k, v in stats.items()}
-    out["explained_variance"] = explained_variance(old_values.cpu().numpy(), ret.cpu().numpy())
+    out["explained_variance"] = explained_variance(data.values.cpu().numpy(), data.returns.cpu().numpy())
     out["transitions"] = float(size)
     return out
+
+
+@dataclass
+class _Transitions:
+    """A rollout's valid transitions, flat, on the device: what the PPO epochs draw minibatches from."""
+
+    features: torch.Tensor
+    """The encoded observations (the encoder's output before the update: fixed for its epochs)."""
+    mask: torch.Tensor
+    actions: torch.Tensor
+    moves: MoveInputs | None
+    hidden: torch.Tensor | None
+    logprobs: torch.Tensor
+    values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+    @classmethod
+    def of(
+        cls,
+        model: ActorCritic,
+        rollout: Rollout,
+        advantages: np.ndarray,
+        returns: np.ndarray,
+        device: torch.device,
+    ) -> _Transitions:
+        """The learner's transitions in ``rollout`` (``valid``), with their advantages and returns."""
+        valid = rollout.valid.reshape(-1)
+
+        def flat(array: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array.reshape(-1, *array.shape[2:])[valid])).to(
+                device
+            )
+
+        obs, mask, actions = flat(rollout.obs), flat(rollout.mask), flat(rollout.actions)
+        moves = None if rollout.moves is None else MoveInputs.concat(rollout.moves).to(device)
+        hidden = None if rollout.hidden is None else flat(rollout.hidden)
+        with torch.no_grad():
+            features = model.encoder(obs)
+        return cls(
+            features, mask, actions, moves, hidden, flat(rollout.logprobs), flat(rollout.values),
+            flat(advantages), flat(returns),
+        )  # fmt: skip
+
+
+def _minibatch_step(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    data: _Transitions,
+    idx: torch.Tensor,
+    hyper: PPOConfig,
+    train_policy: bool,
+) -> dict[str, float]:
+    """One clipped-surrogate step on the transitions ``idx`` of ``data``; its statistics (``LOSSES``)."""
+    batch_moves = None if data.moves is None else data.moves.select(idx)
+    logprob, entropy, value = model.evaluate(
+        data.features.index_select(0, idx),
+        data.mask.index_select(0, idx),
+        data.actions[idx],
+        batch_moves,
+        None if data.hidden is None else data.hidden.index_select(0, idx),
+    )
+    log_ratio = logprob - data.logprobs[idx]
+    ratio = log_ratio.exp()
+    mb_adv = data.advantages[idx]
+    if hyper.norm_adv and len(idx) > 1:
+        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+    policy_loss = torch.max(
+        -mb_adv * ratio, -mb_adv * ratio.clamp(1 - hyper.clip_coef, 1 + hyper.clip_coef)
+    ).mean()
+    value_loss = 0.5 * ((value - data.returns[idx]) ** 2).mean()
+    entropy_loss = entropy.mean()
+    loss = hyper.vf_coef * value_loss
+    if train_policy:
+        loss = loss + policy_loss - hyper.ent_coef * entropy_loss
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), hyper.max_grad_norm)
+    optimizer.step()
+    with torch.no_grad():
+        return {
+            "value_loss": value_loss.item(),
+            "policy_loss": policy_loss.item(),
+            "entropy": entropy_loss.item(),
+            "old_approx_kl": (-log_ratio).mean().item(),
+            "approx_kl": ((ratio - 1) - log_ratio).mean().item(),
+            "clipfrac": ((ratio - 1).abs() > hyper.clip_coef).float().mean().item(),
+        }
 
 
 def explained_variance(predicted: np.ndarray, target: np.ndarray) -> float:
