@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,26 @@ def test_a_config_path_that_is_no_file_says_what_it_is(
         path.symlink_to(path)
     assert evaluate.main([str(path)]) == 2
     assert message in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_next_steps_after_make_train_work_as_typed(tmp_path: Path) -> None:
+    """make train runs .venv/bin/python without activating the venv: the printed commands named
+    domino-evaluate and tensorboard, which the shell then did not find."""
+    code = (
+        "from agents.training.config import parse_train_config\n"
+        "from agents.training.run_hints import next_steps\n"
+        f"print(next_steps(parse_train_config({{'output_dir': {str(tmp_path)!r}}})))\n"
+    )
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=bare, check=True
+    ).stdout
+    here = Path(sys.executable).parent
+    for name in ("tensorboard", "domino-evaluate", "domino-serve"):
+        if (here / name).exists():
+            assert f"{here / name} " in out or f"{os.path.relpath(here / name)} " in out, out
+    activated = {**bare, "PATH": f"{here}:/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=activated, check=True
+    )
+    assert "  measure it:        domino-evaluate preset=" in out.stdout

@@ -22,21 +22,32 @@ def _command(module: str, name: str) -> Callable[[], int]:
     def run() -> int:
         try:
             main = importlib.import_module(module).main
-        except KeyboardInterrupt:
-            print(f"{name}: interrupted while it was starting; nothing was done", file=sys.stderr)
-            return 128 + signal.SIGINT
-        except ModuleNotFoundError as error:
-            if (error.name or "").split(".")[0] not in TRAIN_EXTRA:
+        except BaseException as error:
+            if _interrupted(error):
+                print(f"{name}: interrupted while it was starting; nothing was done", file=sys.stderr)
+                return 128 + signal.SIGINT
+            missing = error.name if isinstance(error, ModuleNotFoundError) else None
+            if (missing or "").split(".")[0] not in TRAIN_EXTRA:
                 raise
             from domino_env.install import install_hint
 
-            print(f"error: {name} needs the train extra ({error.name} is not installed): "
+            print(f"error: {name} needs the train extra ({missing} is not installed): "
                   f"{install_hint('train')}", file=sys.stderr)  # fmt: skip
             return 2
         return main()
 
     run.__doc__ = f"``{name}``: ``{module}.main``, or one line if the train extra is missing."
     return run
+
+
+def _interrupted(error: BaseException | None) -> bool:
+    """A Ctrl-C, or an error raised while a library's import was handling one (an import cut short
+    can surface as an ImportError of a half-loaded module)."""
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        error = error.__context__
+    return False
 
 
 train = _command("agents.training.train", "domino-train")

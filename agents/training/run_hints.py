@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -50,15 +51,38 @@ def next_steps(config: TrainConfig) -> str:
     agent = best if best.exists() else max((config.run_dir / "checkpoints").glob("update_*.pt"), default=best)
     game = f"preset={config.preset}" + (f" players={config.players}" if config.players else "")
     return (
-        f"  look at it:        tensorboard --logdir {config.output_dir}\n"
-        f"  measure it:        domino-evaluate {game} 'policies=[{agent},strong,random]' deals=2000\n"
-        f"  play against it:   domino-serve --checkpoint {agent}   (then http://127.0.0.1:8000)"
+        f"  look at it:        {program('tensorboard')} --logdir {config.output_dir}\n"
+        f"  measure it:        {program('domino-evaluate')} {game} 'policies=[{agent},strong,random]' "
+        "deals=2000\n"
+        f"  play against it:   {program('domino-serve')} --checkpoint {agent}   (then http://127.0.0.1:8000)"
     )
+
+
+def program(name: str) -> str:
+    """``name`` as the user can type it: bare where the shell finds this environment's copy, else its
+    path (``.venv/bin/domino-evaluate`` after ``make train``, whose venv is not activated)."""
+    own = Path(sys.executable).parent / name
+    return _typed(own, name) if own.exists() else name
+
+
+def _typed(path: Path, name: str) -> str:
+    """``name`` if the shell's ``name`` is ``path``, else ``path`` (relative to here when inside it)."""
+    found = shutil.which(name)
+    if found is not None and Path(found).absolute() == path.absolute():  # a venv python links the system one
+        return name
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:  # an environment outside this folder
+        return str(path)
 
 
 def _command(args: argparse.Namespace, overrides: list[str] | None = None) -> list[str]:
     """The command as the user started it (``domino-train`` or ``python scripts/train.py``), with
     ``overrides`` (default: the ones given)."""
     started = Path(sys.argv[0]).name
-    program = ["domino-train"] if started == "domino-train" else ["python", "scripts/train.py"]
-    return [*program, args.config, *(args.overrides if overrides is None else overrides)]
+    command = (
+        [program("domino-train")]
+        if started == "domino-train"
+        else [_typed(Path(sys.executable), "python"), "scripts/train.py"]
+    )
+    return [*command, args.config, *(args.overrides if overrides is None else overrides)]
