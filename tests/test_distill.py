@@ -475,6 +475,19 @@ def test_labels_made_under_another_config_are_not_reused(tmp_path: Path) -> None
     assert load_labels(path, "key-a", 3, 4) is None
 
 
+def test_another_rounds_arrays_under_a_key_are_not_read(tmp_path: Path) -> None:
+    """Round 1's arrays copied under round 0's key were read as valid: each file's SHA-256 is kept
+    with the key."""
+    first = Labelled(np.zeros((2, 3), np.int16), np.ones((2, 4), bool), np.zeros((2, 4), np.float32))
+    second = Labelled(first.obs + 1, first.mask, first.values + 1)
+    save_labels(tmp_path / "round_000", "key-0", first)
+    save_labels(tmp_path / "round_001", "key-1", second)
+    for name in ("obs", "mask", "values"):
+        shutil.copy(tmp_path / "round_001" / f"{name}.npy", tmp_path / "round_000" / f"{name}.npy")
+    assert load_labels(tmp_path / "round_000", "key-0", 3, 4) is None
+    assert load_labels(tmp_path / "round_001", "key-1", 3, 4) is not None
+
+
 def damage(folder: Path, how: str) -> None:
     """Break a saved round of labels the ways a disk, a kill or an editor can."""
     values = folder / "values.npy"
@@ -492,9 +505,13 @@ def damage(folder: Path, how: str) -> None:
         (folder / "mask.npy").unlink()
     elif how == "key":
         (folder / "key.txt").write_bytes(b"\xff\xfe")
+    elif how == "flipped":  # one finite value of a legal move, as the hardening issue found: -4.75 -> -19.0
+        array = np.load(values)
+        array[0, np.flatnonzero(np.load(folder / "mask.npy")[0])[0]] *= 4
+        np.save(values, array)
 
 
-@pytest.mark.parametrize("how", ["truncated", "garbage", "nan", "shape", "missing", "key"])
+@pytest.mark.parametrize("how", ["truncated", "garbage", "nan", "shape", "missing", "key", "flipped"])
 def test_a_damaged_label_cache_is_labelled_again(tmp_path: Path, how: str) -> None:
     """A round of cached labels that is cut short, overwritten, holds a NaN value for a legal move, has
     the wrong shape or lost a file is not trained on: the run labels that round again and ends with
@@ -511,7 +528,7 @@ def test_a_damaged_label_cache_is_labelled_again(tmp_path: Path, how: str) -> No
     assert (
         load_labels(
             again.run_dir / "teacher" / "round_000",
-            (again.run_dir / "teacher" / "round_000" / "key.txt").read_text(),
+            (again.run_dir / "teacher" / "round_000" / "key.txt").read_text().splitlines()[0],
             113,
             56,
         )
@@ -552,7 +569,7 @@ def test_a_refined_network_labels_the_positions_its_own_play_reaches(tmp_path: P
     train_script.train(refined)
     strong_play, own_play = (run.run_dir / "teacher" / "round_000" for run in (first, refined))
     assert not np.array_equal(np.load(strong_play / "obs.npy"), np.load(own_play / "obs.npy"))
-    plain, keyed = ((folder / "key.txt").read_text() for folder in (strong_play, own_play))
+    plain, keyed = ((folder / "key.txt").read_text().splitlines()[0] for folder in (strong_play, own_play))
     assert keyed.startswith(plain) and len(keyed) > len(plain)  # the same settings, and the weights
     refit = weights(refined.run_dir / "checkpoints" / "update_000000.pt")
     assert any(not torch.equal(refit[k], v) for k, v in weights(init).items())  # it learned from there

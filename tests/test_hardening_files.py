@@ -393,3 +393,21 @@ def test_pettingzoo_reset_refuses_unknown_options_and_parallel_step_names_the_mo
     table.reset(seed=0)
     with pytest.raises(ValueError, match=r"no action for 'player_0', the agent to move"):
         table.step({"player_1": 0})
+
+
+def test_a_crafted_checkpoint_declaring_a_huge_tensor_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A 1.1 MB file with a 2^30 x 2^30 tensor of zero strides crashed every command with an allocation
+    error from the NaN check: the element count is checked against the size bound first."""
+    from agents.bots.registry import load_policy
+    from agents.training.checkpoint import POLICY_KEYS, CheckpointError, load_checkpoint
+
+    payload = torch.load(SHIPPED_DIR / "block-2p.pt", weights_only=True)
+    name = next(iter(payload["model"]))
+    payload["model"][name] = torch.zeros(1).as_strided((2**30, 2**30), (0, 0))
+    path = tmp_path / "crafted.pt"
+    torch.save(payload, path)
+    assert path.stat().st_size < 2**21
+    with pytest.raises(CheckpointError, match=r"declares 1,152,921,504,606,846,976 elements"):
+        load_checkpoint(path, POLICY_KEYS)
+    with pytest.raises(ValueError, match=r"more than a checkpoint may hold"):
+        load_policy(str(path))

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import hashlib
 import math
 import random
 import zipfile
@@ -88,6 +89,18 @@ STORED_CONFIG_KEYS = ("preset", "players", "rules", "model")
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used; the message names the file and the problem."""
+
+
+def weights_digest(path: str | Path) -> str:
+    """SHA-256 of a policy file's networks, its weights alone (writing a model card does not change
+    it): what ties a measurement to the network it measured."""
+    payload = load_checkpoint(path, POLICY_KEYS)
+    digest = hashlib.sha256()
+    for weights in (payload["model"], *payload.get(MEMBERS, [])):
+        for key in sorted(weights):
+            digest.update(key.encode())
+            digest.update(weights[key].detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
 
 
 def update_checkpoints(folder: str | Path) -> list[Path]:
@@ -248,8 +261,9 @@ def _check_weights(weights: Any, field: str, fail: Callable[[str, str], NoReturn
     for name, value in weights.items():
         if not isinstance(name, str) or not isinstance(value, torch.Tensor):
             fail(field, f"expected names mapped to tensors, found {_show(name)}: {_show(value)}")
-        if not _all_finite(value):
-            fail(field, f"{name!r} holds NaN or infinite values (a diverged run?)")
+        problem = tensor_problem(value)
+        if problem:
+            fail(field, f"{name!r} {problem}")
     if isinstance(like, dict) and like is not weights:
         shapes = {name: tuple(value.shape) for name, value in weights.items()}
         wanted = {name: tuple(value.shape) for name, value in like.items() if isinstance(value, torch.Tensor)}
@@ -335,8 +349,9 @@ def _check_optimizer(
             if isinstance(value, torch.Tensor):
                 if value.dim() and tuple(value.shape) != shape_of[key]:
                     fail(where, f"{name!r} has shape {tuple(value.shape)}, the parameter {shape_of[key]}")
-                if not _all_finite(value):
-                    fail(where, f"{name!r} holds NaN or infinite values")
+                problem = tensor_problem(value)
+                if problem:
+                    fail(where, f"{name!r} {problem}")
             elif not _is_setting(value):
                 fail(where, f"{name!r} must be a tensor or a number, got {_show(value)}")
 
@@ -349,9 +364,18 @@ def _is_finite(number: float) -> bool:
         return False
 
 
-def _all_finite(tensor: torch.Tensor) -> bool:
-    """No NaN or infinity in a floating-point tensor (other dtypes hold none)."""
-    return not (tensor.is_floating_point() or tensor.is_complex()) or bool(torch.isfinite(tensor).all())
+def tensor_problem(tensor: torch.Tensor) -> str:
+    """What makes a stored tensor unusable ('' if nothing): more elements than a checkpoint may hold
+    (a crafted 1 MB file can declare 2**60 elements with zero strides: counted before any is read),
+    or NaN or infinite values (a diverged run?)."""
+    if tensor.numel() * tensor.element_size() > MAX_CHECKPOINT_BYTES:
+        return (
+            f"declares {tensor.numel():,} elements of shape {tuple(tensor.shape)}, more than a checkpoint "
+            f"may hold ({MAX_CHECKPOINT_BYTES:,} bytes)"
+        )
+    if (tensor.is_floating_point() or tensor.is_complex()) and not bool(torch.isfinite(tensor).all()):
+        return "holds NaN or infinite values (a diverged run?)"
+    return ""
 
 
 def _is_setting(value: Any) -> bool:
@@ -361,7 +385,7 @@ def _is_setting(value: Any) -> bool:
     if isinstance(value, (int, float)):
         return _is_finite(value)
     if isinstance(value, torch.Tensor):
-        return value.dim() == 0 and _all_finite(value)
+        return value.dim() == 0 and not tensor_problem(value)
     if isinstance(value, (tuple, list)):
         return all(_is_setting(v) for v in value)
     return False

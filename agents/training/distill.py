@@ -16,6 +16,7 @@ time, so the targets carry no hidden information either.
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import shutil
@@ -220,14 +221,16 @@ LABEL_ARRAYS = ("obs", "mask", "values")
 
 def save_labels(folder: Path, key: str, data: Labelled) -> None:
     """Write ``data`` under ``key`` (what the labels depend on) to ``folder`` atomically: one ``.npy``
-    file per array (``load_labels`` maps them), the key written last, the folder renamed into place."""
+    file per array (``load_labels`` maps them), then ``key.txt``, the key and each array's SHA-256
+    (written last: a kill before it leaves no key), the folder renamed into place."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     temporary = folder.with_name(f".{folder.name}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
     temporary.mkdir()
     for name in LABEL_ARRAYS:
         np.save(temporary / f"{name}.npy", getattr(data, name))
-    (temporary / "key.txt").write_text(key)
+    sums = [f"{name} {file_digest(temporary / f'{name}.npy')}" for name in LABEL_ARRAYS]
+    (temporary / "key.txt").write_text("\n".join([key, *sums]) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(temporary, folder)
 
@@ -236,12 +239,15 @@ def load_labels(folder: Path, key: str, obs_size: int, actions: int) -> Labelled
     """The labels saved in ``folder`` if they were made under ``key`` and are whole; None if absent,
     made under another key, or damaged in any way (then they are labelled again).
 
-    The arrays are memory-mapped, not read: training takes its rows a chunk at a time. Whole means the
-    shapes and dtypes a position set of this game has (``obs_size`` inputs, ``actions`` moves), every
-    legal move with a finite value and every position with a legal move.
+    The arrays are memory-mapped, not read: training takes its rows a chunk at a time. Whole means
+    each file's SHA-256 is the one written with the key (one flipped value, or another round's
+    arrays under this key, is caught), the shapes and dtypes a position set of this game has
+    (``obs_size`` inputs, ``actions`` moves), every legal move with a finite value and every
+    position with a legal move.
     """
     try:
-        if (folder / "key.txt").read_text() != key:
+        stored, *sums = (folder / "key.txt").read_text().splitlines()
+        if stored != key or sums != [f"{n} {file_digest(folder / f'{n}.npy')}" for n in LABEL_ARRAYS]:
             return None
         arrays, maps = {}, []
         for name in LABEL_ARRAYS:
@@ -262,6 +268,15 @@ def load_labels(folder: Path, key: str, obs_size: int, actions: int) -> Labelled
         if not part.mask.any(axis=1).all() or not np.isfinite(part.values[part.mask]).all():
             return None
     return data
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _map_array(path: Path) -> tuple[np.ndarray, mmap.mmap]:

@@ -16,7 +16,6 @@ when the committed table is stale).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -30,7 +29,14 @@ from agents.bots.registry import BOT_NAMES, checkpoint_path
 from agents.bots.trained import SHIPPED_AGENTS, SHIPPED_DIR
 from agents.cli import error_exit
 from agents.configuration import DEALS_MAX, SEED_MAX, ConfigError, ConfigModel, load_yaml, unknown_name
-from agents.training.checkpoint import MEMBERS, POLICY_KEYS, CheckpointError, load_checkpoint, save_checkpoint
+from agents.training.checkpoint import (
+    MEMBERS,
+    POLICY_KEYS,
+    CheckpointError,
+    load_checkpoint,
+    save_checkpoint,
+    weights_digest,
+)
 from agents.training.exploit import FIGURE_SETTINGS, figure_settings
 from agents.training.run_lock import exclusive
 from domino_env.engine.rules import PRESET_NAMES
@@ -218,17 +224,6 @@ def store(path: Path, card: ModelCard) -> None:
     save_checkpoint(path, {key: payload[key] for key in (*POLICY_KEYS, MEMBERS, "card") if key in payload})
 
 
-def weights_digest(spec: str | Path) -> str:
-    """SHA-256 of a policy file's networks (its weights alone: writing a card does not change it)."""
-    payload = load_checkpoint(checkpoint_path(spec), POLICY_KEYS)
-    digest = hashlib.sha256()
-    for weights in (payload["model"], *payload.get(MEMBERS, [])):
-        for key in sorted(weights):
-            digest.update(key.encode())
-            digest.update(weights[key].detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
-
-
 def read_result(path: Path) -> dict[str, Any]:
     """An ``exploit.json``; ConfigError naming the file if it cannot be read or is not a JSON object."""
     try:
@@ -248,7 +243,7 @@ def check_same_agent(result: dict[str, Any], path: Path) -> None:
     if not isinstance(named, str):
         raise ConfigError(f"the first result's agent is {type(named).__name__}, not an agent's name or file")
     try:
-        same = weights_digest(named) == weights_digest(path)
+        same = weights_digest(checkpoint_path(named)) == weights_digest(path)
     except (ValueError, OSError) as error:
         raise ConfigError(
             f"the first result is against {named!r}, which cannot be checked: {error}"
