@@ -8,6 +8,7 @@ the Debian package) with Playwright against a server started here on a free port
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import re
@@ -15,7 +16,8 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,12 +40,13 @@ from agents.bots.trained import SHIPPED_DIR
 from agents.web.cli import checkpoint_files
 from agents.web.cli import main as serve_main
 from agents.web.server import SESSION_COOKIE, create_app, games_in
-from agents.web.state import result_view
+from agents.web.state import PlayGame, legal_view, result_view, table_boxes
+from domino_env.engine.actions import decode
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import Round, deal_to_hands
-from domino_env.engine.rules import Rules
+from domino_env.engine.rules import PRESET_PLAYERS, Rules
 from domino_env.engine.tiles import tile_name
-from domino_env.tools.records import replay, round_from_record
+from domino_env.tools.records import play_moves, replay, round_from_record
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -306,6 +309,65 @@ def test_serve_refuses_a_missing_checkpoint(capsys: pytest.CaptureFixture[str]) 
     assert "no such file" in capsys.readouterr().err
 
 
+def test_a_tile_whose_ends_lead_to_the_same_table_is_offered_once() -> None:
+    """Both ends show 3. In block 3-1 leaves the same table on either side: one move, nothing to ask.
+    In all_fives the left 3 is the double 3-3 (it counts 6) and the right one is not: two moves."""
+    hands = [
+        ["3-3", "5-6", "3-1", "0-0", "1-1", "2-2", "4-4"],
+        ["3-5", "6-3", "6-6", "0-1", "0-2", "0-4", "2-4"],
+    ]
+    offered = {}
+    for preset in ("block", "all_fives"):
+        rnd = round_from_record({"preset": preset, "players": 2, "opener": 0, "hands": hands})
+        play_moves(rnd, ["3-3", "3-5:right", "5-6:right", "6-3:right"])
+        assert rnd.ends() == {"left": 3, "right": 3}
+        offered[preset] = [(move["tile"], move["end"]) for move in legal_view(rnd)]
+    assert offered == {"block": [("3-1", "left")], "all_fives": [("3-1", "left"), ("3-1", "right")]}
+
+
+def test_the_options_say_which_rules_each_trained_agent_plays(client: TestClient, tmp_path: Path) -> None:
+    options = client.get("/api/options").json()
+    agents = {agent["name"]: agent for agent in options["agents"]}
+    assert list(agents) == options["checkpoints"]
+    for name, agent in agents.items():  # the shipped agents are named after what they play
+        assert name.startswith(f"{agent['preset']}-{agent['players']}p"), agent
+    assert (agents["partnership-4p"]["preset"], agents["partnership-4p"]["players"]) == ("partnership", 4)
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(b"not a checkpoint")
+    other = TestClient(create_app({"broken": broken}), base_url="http://127.0.0.1")
+    (agent,) = other.get("/api/options").json()["agents"]
+    assert agent["preset"] is None and "broken" in agent["error"] and str(tmp_path) not in agent["error"]
+
+
+def test_a_page_opening_gets_its_game_or_a_plain_no_game(client: TestClient) -> None:
+    """``/api/play/current`` answers 200 whatever there is, so a fresh page logs no failed request."""
+    client.cookies.clear()
+    response = client.get("/api/play/current")
+    assert response.status_code == 200 and response.json() == {"game": None, "ended": None}
+    view = client.post("/api/play", json={"seed": 4}).json()
+    assert client.get("/api/play/current").json() == {"game": view, "ended": None}
+    client.cookies.clear()
+    client.cookies.set(SESSION_COOKIE, "from-an-older-server", domain="127.0.0.1")
+    stale = client.get("/api/play/current")
+    assert stale.status_code == 200 and stale.json()["game"] is None
+    assert "this game has ended" in stale.json()["ended"] and "Max-Age=0" in stale.headers["set-cookie"]
+    client.cookies.clear()
+
+
+def test_the_watch_view_says_why_no_probabilities_show(client: TestClient) -> None:
+    client.cookies.clear()
+    client.post("/api/watch/upload", content=json.dumps(RECORD))
+
+    def note(query: str) -> str | None:
+        return client.get(f"/api/watch?{query}").json()["probabilities_note"]
+
+    assert note("step=1&analyst=block-2p") is None  # its probabilities show
+    assert note("step=1&analyst=block-2p&viewer=0").startswith("Seat 1 is to play")
+    assert note("step=1&analyst=none").startswith("No policy chosen")
+    assert note("step=1&analyst=auto").startswith("Seat 1 (seat 1) is not a trained agent")
+    client.cookies.clear()
+
+
 # -- in a browser -------------------------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as probe:
@@ -428,6 +490,8 @@ def test_a_saved_arena_game_steps_forwards_and_back(server: tuple[str, object], 
                 page.select_option("#viewer", "-1")
                 page.wait_for_selector("body[data-watch-viewer='-1']")
             seen_probabilities = True
+        else:  # a line says why not: a bot to play, or the round over
+            assert re.search(r"is not a trained agent|round is over", page.inner_text("#probabilities-note"))
     assert seen_probabilities, "the trained seat's probabilities never showed"
     assert page.is_visible("#watch-result")
     for step in (steps - 1, steps - 2):
@@ -475,6 +539,8 @@ def start_game(page: object, seat: int = 0, seed: int = 3, preset: str = "block"
         select.select_option("random")
     page.fill("#seed", str(seed))
     page.click("#deal")
+    if page.locator("#confirm-new[open]").count():  # a game in progress: "New game" asks first
+        page.click("#confirm-deal")
     page.wait_for_selector("body[data-play=your-move], body[data-play=round-over]", timeout=10_000)
 
 
@@ -736,3 +802,352 @@ def test_the_seats_sit_around_the_table_and_a_phone_needs_no_sideways_scroll(
     no_sideways_scroll(phone)
     shot(phone, "phone_watch")
     phone.close()
+
+
+# -- a table people enjoy -------------------------------------------------------------------------
+def find_state(app: object, preset: str, players: int, wanted: Callable[[PlayGame], bool]) -> dict:
+    """The state of a game (``PlayGame.state``) at the first position ``wanted`` accepts, the player
+    at seat 0 making random legal moves against ``random``: what ``show_game`` puts on a page."""
+    rules = Rules.preset(preset, players)
+    names = ["you"] + ["random"] * (players - 1)
+    settings = {"preset": preset, "players": players, "seat": 0, "opponents": names[1:], "seed": None}
+    for seed in range(400):
+        rng = np.random.default_rng(seed)
+        game = PlayGame(rules, 0, app.state.seat_opponents(rules, 0, names, seed), names, seed, settings)
+        while not wanted(game):
+            if game.round.over:
+                break
+            if game.bot_to_move:
+                game.bot_move()
+            else:
+                legal = game.round.legal_actions()
+                game.human_move(legal[int(rng.integers(len(legal)))])
+        else:
+            return json.loads(json.dumps(game.state))
+    raise AssertionError(f"no {preset} {players}p game reached the position asked for")
+
+
+def page_session(page: object, app: object) -> object:
+    """The server's session of the page's browser (found by its cookie)."""
+    (token,) = [c["value"] for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
+    return app.state.sessions.find(token)
+
+
+def show_game(page: object, app: object, state: dict) -> str:
+    """The page's game (a first deal makes its session) replaced by the game ``state`` describes,
+    shown by a reload, as after a restart: what the page then waits for."""
+    if page.locator("#play-hand svg.tile").count() == 0:
+        start_game(page)
+    page_session(page, app).play = PlayGame.restore(state, app.state.seat_opponents)
+    page.reload()
+    return settle(page)
+
+
+def tile_boxes(page: object, table: str = "#play-table") -> list[list[float]]:
+    return page.eval_on_selector_all(
+        f"{table} g.domino",
+        "tiles => tiles.map((t) => t.getBoundingClientRect()).map((r) => [r.x, r.y, r.width, r.height])",
+    )
+
+
+def test_a_long_round_snakes_across_the_table_and_stays_legible(
+    server: tuple[str, object], browser: object
+) -> None:
+    """A 4-player round of 23+ tiles: a snake that turns at the table's edges, every tile at least
+    24 px long at 1280 px and at 390 px, none over another, the newest ringed, both open ends shown."""
+    url, app = server
+    state = find_state(
+        app,
+        "partnership",
+        4,
+        lambda g: len(g.round.table) >= 23 and g.round.to_play == 0 and not g.round.over,
+    )
+    for width, height, name in [(1280, 900, "snake"), (390, 844, "phone_snake")]:
+        phone = width < 500
+        page = browser.new_page(viewport={"width": width, "height": height}, has_touch=phone, is_mobile=phone)
+        errors: list[str] = []
+        page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{url}/?pace=0")
+        assert show_game(page, app, state) == "your-move"
+        boxes, table = tile_boxes(page), page.locator("#play-table").bounding_box()
+        assert len(boxes) >= 23
+        shortest = min(max(w, h) for _, _, w, h in boxes)
+        assert shortest >= 24, f"a tile is {shortest:.1f} px long on a {width} px screen"
+        for x, y, w, h in boxes:
+            assert table["x"] - 1 <= x and x + w <= table["x"] + table["width"] + 1
+            assert table["y"] - 1 <= y and y + h <= table["y"] + table["height"] + 1
+        for i, (x, y, w, h) in enumerate(boxes):
+            for x2, y2, w2, h2 in boxes[i + 1 :]:
+                assert min(x + w, x2 + w2) - max(x, x2) < 1 or min(y + h, y2 + h2) - max(y, y2) < 1
+        rows = {round(y + h / 2) for x, y, w, h in boxes if w > h}
+        assert len(rows) >= 2, "the line never turned"
+        ends = page_session(page, app).play.round.ends()
+        slots = {
+            g.get_attribute("data-end"): g.text_content()
+            for g in page.locator("#play-table g.end-slot").all()
+        }
+        assert slots == {end: str(number) for end, number in ends.items()}
+        assert page.locator("#play-table g.domino.last").count() == 1
+        assert "first to 50" in page.inner_text("#play-match")  # the match target, with the running score
+        if phone:
+            no_sideways_scroll(page)
+        assert not errors, errors  # the Content-Security-Policy included
+        shot(page, name)
+        page.close()
+
+
+def test_the_snake_never_lays_a_tile_over_another(server: tuple[str, object], browser: object) -> None:
+    """The page's layout of hundreds of random tables of every preset (spinners too), at widths from
+    a narrow phone to a wide screen: no tile or open-end slot over another, none past the edges."""
+    url, _ = server
+    rng = np.random.default_rng(7)
+    views = []
+    for preset, counts in PRESET_PLAYERS.items():
+        for players in counts:
+            rules = Rules.preset(preset, players)
+            for _ in range(6):
+                hands, boneyard = deal_to_hands(rules, random_deals(rules, 1, rng)[0])
+                rnd = Round(rules, hands, boneyard, opener=int(rng.integers(players)))
+                while not rnd.over:
+                    legal = rnd.legal_actions()
+                    rnd.step(legal[int(rng.integers(len(legal)))])
+                    if len(rnd.table) % 4 == 0 or rnd.over:
+                        views.append({"table": table_boxes(rnd), "ends": rnd.ends()})
+    page = browser.new_page()
+    page.goto(url)
+    problems = page.evaluate(
+        """([text, widths]) => {
+            const views = JSON.parse(text);
+            const problems = [];
+            for (const view of views) for (const width of widths) {
+                const { tiles, slots } = layoutTable(view.table, view.ends, width);
+                const shapes = [...tiles, ...Object.values(slots)];
+                if (tiles.length !== view.table.length) problems.push(`${tiles.length} tiles drawn`);
+                const ends = Object.keys(view.ends).sort().join();
+                if (Object.keys(slots).sort().join() !== ends) problems.push("an end lacks a slot");
+                shapes.forEach((a, i) => {
+                    if (a.x < -width / 2 || a.x + a.w > width / 2) problems.push(`past the edge at ${width}`);
+                    for (let j = i + 1; j < shapes.length; j++) {
+                        const b = shapes[j];
+                        const across = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+                        const down = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+                        if (across > 0.01 && down > 0.01) problems.push(`overlap at width ${width}`);
+                    }
+                });
+            }
+            return problems;
+        }""",
+        [json.dumps(views), [14, 24, 33, 57]],
+    )
+    assert len(views) > 250 and not problems, problems[:5]
+    page.close()
+
+
+def test_only_the_agents_trained_for_the_chosen_rules_are_offered(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, _ = server
+    names = list(checkpoint_files([]))
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(url)
+
+    def offered(preset: str, players: int) -> set[str]:
+        page.select_option("#preset", preset)
+        page.select_option("#players", str(players))
+        values = page.eval_on_selector("select.opponent", "s => [...s.options].map((o) => o.value)")
+        return set(values) - set(
+            page.eval_on_selector("select.opponent optgroup", "g => [...g.children].map((o) => o.value)")
+        )
+
+    def trained_for(preset: str, players: int) -> set[str]:
+        return {n for n in names if n == f"{preset}-{players}p" or n.startswith(f"{preset}-{players}p-")}
+
+    for preset, players in [("block", 2), ("partnership", 4), ("all_fives", 2)]:
+        assert offered(preset, players) == trained_for(preset, players) != set()
+        assert page.is_visible("#agents-note")
+    assert offered("block", 3) == set()  # block-2p would fail: "observation 113, 56 actions"
+    assert page.inner_text("#agents-summary").startswith("No trained agent plays block with 3 players")
+    page.click("#agents-summary")
+    missing = page.locator("#agents-missing li").all_inner_texts()
+    assert "block-2p: block with 2 players" in missing and len(missing) == len(names)
+    shot(page, "agents")
+    page.click("button.tab[data-tab=watch]")  # the analysts of a block 2p game: those trained for it
+    page.select_option("#saved-games", "tiny-games/game-000.json")
+    page.click("#load-saved")
+    page.wait_for_selector("body[data-watch-step='0']")
+    analysts = set(page.eval_on_selector("#analyst", "s => [...s.options].map((o) => o.value)"))
+    assert analysts == {"auto", "none"} | trained_for("block", 2)
+    page.close()
+
+
+def test_the_rounds_result_is_in_view_on_a_phone(server: tuple[str, object], browser: object) -> None:
+    url, app = server
+    state = find_state(app, "partnership", 4, lambda g: g.round.over and not g.match.over)
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    phone.goto(f"{url}/?pace=0")
+    assert show_game(phone, app, state) == "round-over"
+    for part in ("#play-result-text", "#next-round"):
+        box = phone.locator(part).bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 844, f"{part} is at y = {box['y']:.0f}"
+    no_sideways_scroll(phone)
+    shot(phone, "phone_result")
+    phone.tap("#next-round")
+    settle(phone)
+    assert phone.is_hidden("#play-result")
+    phone.close()
+
+
+def test_new_game_asks_before_it_replaces_a_game_in_progress(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, app = server
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/?pace=0")
+    page.fill("#seed", "4")
+    page.click("#deal")  # no game yet: nothing to ask
+    settle(page)
+    assert page.locator("#confirm-new[open]").count() == 0
+    hand = hand_of(page)
+    session = page_session(page, app)
+    game = session.play
+    page.fill("#seed", "")
+    page.focus("#deal")  # the keyboard player's Shift+Tab away from the hand
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#confirm-new[open]")
+    assert page.evaluate("document.activeElement.id") == "confirm-keep"
+    assert "A game is in progress (round 1" in page.inner_text("#confirm-new-text")
+    shot(page, "confirm_new")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#confirm-new:not([open])", state="attached")
+    page.click("#deal")
+    page.click("#confirm-keep")
+    assert page.locator("#confirm-new[open]").count() == 0
+    assert session.play is game and hand_of(page) == hand
+    page.click("#deal")
+    page.click("#confirm-deal")
+    settle(page)
+    assert session.play is not game
+    page.close()
+
+
+def test_a_restart_shows_loading_your_game_then_the_game(
+    tmp_path: Path, browser: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted server revives the game on its first request (a trained opponent loads): the page
+    says "loading your game…" meanwhile, never a default form, then shows the game as it was."""
+    port, store, checkpoints = free_port(), tmp_path / "table.sqlite", checkpoint_files([])
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    with serving(create_app(checkpoints, store=store), port) as url:
+        page.goto(f"{url}/?pace=0")
+        page.select_option("#preset", "block")
+        page.select_option("#players", "2")
+        page.select_option("select.opponent", "block-2p")
+        page.click("#deal")
+        settle(page)
+        hand = hand_of(page)
+    restore = PlayGame.restore
+    monkeypatch.setattr(
+        PlayGame,
+        "restore",
+        classmethod(lambda cls, state, seats: (time.sleep(1.5), restore(state, seats))[1]),
+    )
+    with serving(create_app(checkpoints, store=store), port):
+        page.reload()
+        assert page.is_visible("#loading") and page.inner_text("#loading") == "loading your game…"
+        assert page.is_hidden("#new-game") and page.is_hidden("#play-board")
+        shot(page, "loading")
+        settle(page)
+        assert page.is_hidden("#loading") and page.is_visible("#new-game")
+        assert page.input_value("select.opponent") == "block-2p" and hand_of(page) == hand
+    page.close()
+
+
+def test_a_fresh_page_logs_no_error(server: tuple[str, object], browser: object) -> None:
+    url, _ = server
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto(url)
+    page.wait_for_selector("#deal")
+    assert not errors, errors
+    assert page.get_attribute("body", "data-play") == "none" and page.is_hidden("#loading")
+    context.close()
+
+
+def test_an_end_choice_only_where_the_ends_differ_with_arrows_and_escape(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, app = server
+
+    def fitting(game: PlayGame, same: bool) -> str | None:
+        """A tile of the player's that fits both ends, past the opening, which show the same number
+        (``same``: in block either side leaves the same table) or not."""
+        rnd = game.round
+        if rnd.over or rnd.to_play != 0 or len(rnd.table) < 2 or (len(set(rnd.ends().values())) == 1) != same:
+            return None
+        fits = Counter(decode(action)[0] for action in rnd.legal_actions())
+        return next((tile_name(tile) for tile, count in fits.items() if count == 2), None)
+
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/?pace=0")
+    for same in (True, False):
+        state = find_state(app, "block", 2, lambda g, same=same: fitting(g, same) is not None)
+        show_game(page, app, state)
+        game = page_session(page, app).play
+        tile, placed = fitting(game, same), len(game.round.table)
+        if same:  # played at once, without asking
+            page.click(f"#play-hand svg.legal[data-tile='{tile}']")
+            page.locator("#play-table g.domino").nth(placed).wait_for(state="attached", timeout=5000)
+            continue
+        page.focus(f"#play-hand svg.legal[data-tile='{tile}']")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#end-choice:not([hidden])")
+        first, second = (b.get_attribute("data-end") for b in page.locator("#end-choice button").all())
+        focused = "document.activeElement.dataset.end || document.activeElement.dataset.tile"
+        assert page.evaluate(focused) == first
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate(focused) == second
+        page.keyboard.press("ArrowLeft")
+        assert page.evaluate(focused) == first
+        assert page.locator("#play-table g.end-slot.choice").count() == 2
+        page.keyboard.press("Escape")
+        assert page.is_hidden("#end-choice") and page.evaluate(focused) == tile
+        assert page.locator("#play-table g.domino").count() == placed
+        page.keyboard.press("Enter")  # asks again; this time a tap on the table's slot plays it
+        page.click(f"#play-table g.end-slot.choice[data-end='{second}']")
+        page.locator("#play-table g.domino").nth(placed).wait_for(state="attached")
+        assert game.round.table[placed].end == second
+    page.close()
+
+
+def test_an_automatic_pass_shows_on_the_table_for_a_moment(
+    server: tuple[str, object], browser: object
+) -> None:
+    url, app = server
+
+    def pass_next(game: PlayGame) -> int | None:
+        """The player's move that the opponent answers with a pass (one that asks no end)."""
+        if game.round.over or game.round.to_play != 0 or not game.round.table:
+            return None
+        for move in legal_view(game.round):
+            if sum(m["tile"] == move["tile"] for m in legal_view(game.round)) > 1:
+                continue
+            after = copy.deepcopy(game.round)
+            after.step(move["action"])
+            if after.events[-1][0] == "pass" and after.events[-1][1] == 1:
+                return move["action"]
+        return None
+
+    state = find_state(app, "block", 2, lambda g: pass_next(g) is not None)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/?pace=0")
+    show_game(page, app, state)
+    action = pass_next(page_session(page, app).play)
+    page.click(f"#play-hand svg.legal[data-tile='{tile_name(decode(action)[0])}']")
+    page.wait_for_selector("#play-seats .seat[data-seat='1'] .callout", timeout=2000)
+    assert page.inner_text("#play-seats .seat[data-seat='1'] .callout") == "passes"
+    assert "first to 100" in page.inner_text("#play-match")
+    page.wait_for_selector(".callout", state="detached", timeout=5000)  # a moment, then gone
+    page.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -192,6 +193,28 @@ def games_in(folder: Path) -> dict[str, GameFile]:
     return {f"{folder.name}/{p.name}": GameFile(p, None) for p in sorted(folder.glob("*.json"))}
 
 
+def checkpoint_rules(checkpoints: dict[str, Path]) -> list[dict[str, Any]]:
+    """What each checkpoint plays, read from its file: ``{name, preset, players}``, so the page offers
+    it only for those rules; ``preset`` None with the ``error`` when the file cannot be read, and
+    without one for a format other than ``.pt`` (its rules are checked when a game starts)."""
+    try:
+        from agents.training.checkpoint import POLICY_KEYS, load_checkpoint, rules_of  # loads torch
+    except ImportError as error:  # the web extra alone: no network can play here
+        why = f"trained agents need torch: {error}"
+        return [{"name": name, "preset": None, "players": None, "error": why} for name in checkpoints]
+    agents = []
+    for name, path in checkpoints.items():
+        entry: dict[str, Any] = {"name": name, "preset": None, "players": None}
+        if path.suffix == ".pt":
+            try:
+                rules = rules_of(load_checkpoint(path, POLICY_KEYS))
+                entry.update(preset=rules.name, players=rules.players)
+            except (ValueError, KeyError, TypeError, OSError) as error:
+                entry["error"] = " ".join(str(error).replace(str(path), name).split())
+        agents.append(entry)
+    return agents
+
+
 def create_app(
     checkpoints: dict[str, Path] | None = None,
     games: dict[str, GameFile] | None = None,
@@ -209,9 +232,19 @@ def create_app(
     sessions = SessionTable(store)
     searches = SearchPool(search_workers)
     light = anyio.CapacityLimiter(LIGHT_THREADS)
+    catalog: list[list[dict[str, Any]]] = []
+    catalog_lock = threading.Lock()
+
+    def agents_catalog() -> list[dict[str, Any]]:
+        """``checkpoint_rules``, read once per server (in a thread: it loads torch and every file)."""
+        with catalog_lock:
+            if not catalog:
+                catalog.append(checkpoint_rules(checkpoints))
+            return catalog[0]
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        threading.Thread(target=agents_catalog, daemon=True).start()  # ready before the first page asks
         yield
         searches.close()
         sessions.close()
@@ -304,11 +337,13 @@ def create_app(
 
     @app.get("/api/options")
     async def options() -> dict[str, Any]:
-        """What the page offers: presets and their player counts, bots, checkpoints, saved games."""
+        """What the page offers: presets and their player counts, bots, checkpoints (``agents``: the
+        rules each plays), saved games."""
         return {
             "presets": {name: list(PRESET_PLAYERS[name]) for name in PRESET_NAMES},
             "bots": list(PLAYABLE_BOTS),
             "checkpoints": list(checkpoints),
+            "agents": await anyio.to_thread.run_sync(agents_catalog),
             "games": list(games),
         }
 
@@ -358,6 +393,21 @@ def create_app(
         game = playing(table)
         async with table.lock:
             return game.view()
+
+    @app.get("/api/play/current")
+    async def play_current(request: Request) -> JSONResponse:
+        """What a page shows when it opens: ``{"game": view}``, ``{"game": null}`` with no game, or
+        ``{"game": null, "ended": why}`` (a plain 200 either way, so a fresh page logs no error)."""
+        try:
+            table = await existing(request)
+        except HTTPException as error:  # a cookie the server no longer knows: cleared here
+            return JSONResponse({"game": None, "ended": str(error.detail)}, headers=error.headers)
+        if table is None or (table.play is None and not table.ended):
+            return JSONResponse({"game": None, "ended": None})
+        if table.ended:
+            return JSONResponse({"game": None, "ended": table.ended})
+        async with table.lock:
+            return JSONResponse({"game": table.play.view(), "ended": None})
 
     async def changed(table: Table, change: Callable[[PlayGame], Awaitable[None]]) -> dict[str, Any]:
         """``change`` made to the table's game under its lock, then the table saved: the new view."""
@@ -476,9 +526,14 @@ def create_app(
             game = table.watch
             rules = game.position(0).rules
             mover = game.position(step).to_play if 0 <= step <= len(game.moves) else None
-            name = None
+            name, no_analyst = None, "No policy chosen: pick a trained agent under Policy of."
             if analyst == "auto":
                 name = game.names[mover] if mover is not None and game.names[mover] in checkpoints else None
+                if mover is not None and name is None:
+                    no_analyst = (
+                        f"Seat {mover} ({game.names[mover]}) is not a trained agent of this server: "
+                        "pick one under Policy of to see its probabilities."
+                    )
             elif analyst != "none":
                 name = analyst
             network = await anyio.to_thread.run_sync(trained, name, rules, limiter=light) if name else None
@@ -487,6 +542,7 @@ def create_app(
                 step,
                 None if viewer == -1 else viewer,
                 network and network.probabilities,
+                no_analyst,
                 limiter=light,
             )
 

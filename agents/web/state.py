@@ -15,6 +15,7 @@ and the moves made, replayed by ``PlayGame.restore``, so a restarted server resu
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from domino_env.engine.actions import decode
 from domino_env.engine.deals import random_deals
 from domino_env.engine.reference import OPENING, Match, Round, move_name
 from domino_env.engine.rules import END_NAMES, Rules
-from domino_env.engine.tiles import IS_DOUBLE, PIPS, tile_name
+from domino_env.engine.tiles import PIPS, tile_name
 from domino_env.envs.policies import Policy
 from domino_env.tools import render
 from domino_env.tools.records import play_moves, replay, round_from_record
@@ -68,7 +69,9 @@ def play_labels(rules: Rules, human: int, names: Sequence[str]) -> list[str]:
 def table_boxes(rnd: Round) -> list[dict[str, Any]]:
     """Every tile on the table in half-tile units (``tools.render``'s geometry): ``x, y, w, h``
     and the numbers on its halves (left to right, or top to bottom); ``last`` marks the tile
-    placed last, so a page can show what just happened."""
+    placed last, so a page can show what just happened. ``arm`` (``opening``, ``left``, ``right``,
+    ``up``, ``down``) and ``index`` (out from the opening) say where it lies in the line of play,
+    ``spinner`` marks the spinner: what the page lays its snake of tiles out from."""
     last = None
     if rnd.table:
         end = rnd.table[-1].end
@@ -81,6 +84,9 @@ def table_boxes(rnd: Round) -> list[dict[str, Any]]:
             "h": b.h,
             "halves": list(b.halves),
             "last": b.place == last,
+            "arm": b.place[0],
+            "index": b.place[1],
+            "spinner": b.place == rnd.spinner_place,
         }
         for b in render.table_boxes(rnd)
     ]
@@ -105,14 +111,15 @@ def event_text(event: tuple, labels: Sequence[str]) -> str:
 
 def log_view(rnd: Round, labels: Sequence[str]) -> list[dict[str, Any]]:
     """The events in words, each placement numbered as the move counter counts it (draws and
-    passes happen by themselves between moves, so they carry no number)."""
+    passes happen by themselves between moves, so they carry no number); ``kind`` (place, draw,
+    pass) and ``seat`` let the page show a draw or a pass at the seat that made it."""
     lines, placed = [], 0
     for event in rnd.events:
         number = None
         if event[0] == "place":
             placed += 1
             number = placed
-        lines.append({"move": number, "text": event_text(event, labels)})
+        lines.append({"move": number, "text": event_text(event, labels), "kind": event[0], "seat": event[1]})
     return lines
 
 
@@ -205,17 +212,42 @@ def round_view(
     }
 
 
+def public_table(rnd: Round) -> tuple:
+    """What the table offers from now on, whichever side each end lies: every open end's kind (a
+    long side or a spinner's short side), its number and, where fives count, whether its outer
+    tile is a double, with the count. Read from the table alone (public), never from a hand."""
+    fives = rnd.rules.fives
+
+    def double_at(end: str) -> bool:  # the outer tile of an end is a double (a spinner's bare side: no)
+        if rnd.arms[end]:
+            return rnd.arms[end][-1][0] == rnd.arms[end][-1][1]
+        return end in ("left", "right") and rnd.opening[0] == rnd.opening[1]
+
+    ends = sorted((end in ("up", "down"), n, fives and double_at(end)) for end, n in rnd.ends().items())
+    return (tuple(ends), rnd.fives_count() if fives else 0)
+
+
 def legal_view(rnd: Round) -> list[dict[str, Any]]:
     """The legal moves of the seat to play: action, tile name and end (None for the opening).
 
-    On a lone opening double both ends show the same number and lead the same way, so a
-    tile that fits it is offered once (on the left), and the page has nothing to ask."""
+    A tile whose placements all leave the same table for what follows (``public_table``: both ends
+    show the same number, as on a lone opening double) is offered once, at its first end, so the
+    page plays it without asking which end."""
+    actions = rnd.legal_actions()
+    fits: dict[int, list[int]] = {}
+    for action in actions:
+        fits.setdefault(decode(action)[0], []).append(action)
     moves = []
-    lone_double = len(rnd.table) == 1 and bool(IS_DOUBLE[rnd.table[0].tile])
-    for action in rnd.legal_actions():
+    for action in actions:
         tile, end = decode(action)
-        if lone_double and END_NAMES[end] == "right":
-            continue
+        if len(fits[tile]) > 1 and action != fits[tile][0]:
+            tables = set()
+            for other in (fits[tile][0], action):
+                after = copy.deepcopy(rnd)  # the table after the move: the hands it copies are never read
+                after.step(other)
+                tables.add(public_table(after))
+            if len(tables) == 1:
+                continue
         moves.append(
             {"action": action, "tile": tile_name(tile), "end": END_NAMES[end] if rnd.table else None}
         )
@@ -401,7 +433,14 @@ class WatchGame:
 
     def info(self) -> dict[str, Any]:
         """What the page needs to set up its controls."""
-        return {"steps": len(self.moves), "seats": self.names, "seat": self.seat}
+        rules = self.position(0).rules
+        return {
+            "steps": len(self.moves),
+            "seats": self.names,
+            "seat": self.seat,
+            "preset": rules.name,
+            "players": rules.players,
+        }
 
     def position(self, step: int) -> Round:
         """The round after the first ``step`` moves."""
@@ -411,8 +450,11 @@ class WatchGame:
         play_moves(rnd, self.moves[:step])
         return rnd
 
-    def view(self, step: int, viewer: int | None, analyst: Probabilities | None) -> dict[str, Any]:
-        """The position after ``step`` moves; ``analyst``: a network whose policy here is shown."""
+    def view(
+        self, step: int, viewer: int | None, analyst: Probabilities | None, no_analyst: str = ""
+    ) -> dict[str, Any]:
+        """The position after ``step`` moves; ``analyst``: a network whose policy here is shown
+        (``no_analyst``: why there is none). Without probabilities, ``probabilities_note`` says why."""
         rnd = self.position(step)
         if viewer is not None and not 0 <= viewer < rnd.rules.players:
             raise ValueError(f"viewer must be a seat 0 to {rnd.rules.players - 1}, got {viewer}")
@@ -426,6 +468,15 @@ class WatchGame:
             played = move_name(after.tile, None if after.end == OPENING else after.end)
         out["next_move"] = played
         out["probabilities"] = None
+        out["probabilities_note"] = None
+        if rnd.over:
+            out["probabilities_note"] = "The round is over: there is no decision to show a policy for."
+        elif viewer is not None and viewer != rnd.to_play:
+            out["probabilities_note"] = (
+                f"Seat {rnd.to_play} is to play: its policy shows in its own view or the spectator's."
+            )
+        elif analyst is None:
+            out["probabilities_note"] = no_analyst or "No policy chosen."
         if analyst is not None and not rnd.over and (viewer is None or viewer == rnd.to_play):
             probs = analyst(*observe(rnd, rnd.to_play))[0]
             ranked = sorted(

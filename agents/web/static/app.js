@@ -24,7 +24,8 @@ let watch = null;  // the last watch view
 let busy = false;  // a play request is on its way: clicks wait for its answer
 let keyboardPlay = false;  // the last move was made with the keys: keep the focus in the hand
 
-// What the play view waits for, on <body data-play="...">: "your-move", "waiting" or "round-over".
+// What the play view waits for, on <body data-play="...">: "loading" (the page opening), "none" (no game),
+// "your-move", "waiting", "round-over" or "ended" (the server no longer has the game).
 function setPlayState() {
   let state = "waiting";
   if (play && !busy && play.result) state = "round-over";
@@ -72,9 +73,9 @@ function gameEnded() {
 // A tile in half-tile units at (x, y), w x h: two squares side by side (w > h) or stacked.
 function drawTile(parent, halves, x, y, w, h, extra = "") {
   const group = el("svg:g", { class: `domino ${extra}`.trim() });
+  const last = extra.includes("last");
   group.append(el("svg:rect", { class: "face", x: x + 0.03, y: y + 0.03, width: w - 0.06, height: h - 0.06,
-    rx: 0.12, fill: COLOUR.ivory, stroke: extra.includes("last") ? COLOUR.highlight : COLOUR.ink,
-    "stroke-width": extra.includes("last") ? 0.1 : 0.03 }));
+    rx: 0.12, fill: COLOUR.ivory, stroke: last ? COLOUR.highlight : COLOUR.ink, "stroke-width": last ? 0.12 : 0.03 }));
   const across = w > h;
   const line = across ? { x1: x + w / 2, y1: y + 0.12, x2: x + w / 2, y2: y + h - 0.12 }
     : { x1: x + 0.12, y1: y + h / 2, x2: x + w - 0.12, y2: y + h / 2 };
@@ -88,24 +89,145 @@ function drawTile(parent, halves, x, y, w, h, extra = "") {
     }
   });
   parent.append(group);
+  return group;
 }
 
-function drawTable(svg, boxes) {
+// -- the table: a snake of tiles --------------------------------------------------------------------
+// Laid out as players lay a real table, in half-tile units: the centre tile (the spinner, else the
+// opening) in the middle of the first row; the line runs out from it to the right, turns down at the
+// table's edge and comes back, and to the left, turning up. Doubles lie across the line (upright in
+// a corner, where they turn it). A spinner's short arms run straight up and down from it, and the
+// rows beside them stop short of them. Every tile keeps its size, so the table grows taller instead
+// of its pips growing smaller.
+const GAP = 0.12;
+
+function layoutTable(boxes, ends, width) {
+  const arms = { left: [], right: [], up: [], down: [] };
+  let opening = null;
+  for (const b of boxes) {
+    if (b.arm === "opening") opening = b;
+    else arms[b.arm][b.index] = b;
+  }
+  const tiles = [];
+  const slots = {};
+  if (!opening) return { tiles, slots };
+  const main = [...arms.left.slice().reverse(), opening, ...arms.right];  // left to right
+  let centre = main.findIndex((b) => b.spinner);
+  const spinner = centre >= 0;
+  if (!spinner) centre = arms.left.length;
+  const hub = main[centre];
+  const hubDouble = hub.halves[0] === hub.halves[1];
+  tiles.push(hubDouble ? { x: -0.5, y: -1, w: 1, h: 2, halves: hub.halves, last: hub.last }
+    : { x: -1, y: -0.5, w: 2, h: 1, halves: hub.halves, last: hub.last });
+
+  // The short arms (a spinner's): a column up and one down, each with room for its next tile.
+  const columns = {};
+  for (const [name, dir] of [["up", -1], ["down", 1]]) {
+    if (!spinner) break;
+    let edge = dir * (1 + GAP);
+    let half = 0.5;
+    for (const b of arms[name]) {
+      const double = b.halves[0] === b.halves[1];
+      const length = double ? 1 : 2;
+      const y = dir < 0 ? edge - length : edge;
+      tiles.push(double ? { x: -1, y, w: 2, h: 1, halves: b.halves, last: b.last }
+        : { x: -0.5, y, w: 1, h: 2, halves: b.halves, last: b.last });
+      if (double) half = 1;
+      edge += dir * (length + GAP);
+    }
+    if (name in ends) slots[name] = { x: -0.5, y: dir < 0 ? edge - 2 : edge, w: 1, h: 2, near: dir < 0 ? 1 : 0 };
+    const far = edge + dir * 2;  // room for the next tile, open or not yet
+    columns[name] = { half, from: Math.min(dir * 1, far), to: Math.max(dir * 1, far) };
+  }
+
+  const bound = width / 2 - 1 - 2 * GAP - 0.3;  // rows stay within ±bound; corners stick out past it
+  const beside = (column) => column.half + 1 + 3 * GAP;  // a row stops this far from a column's middle
+  const crosses = (cy, column) => column && cy !== 0 && cy - 1 - GAP < column.to && cy + 1 + GAP > column.from;
+  const parts = {
+    right: { dir: 1, vert: 1, x: tiles[0].x + tiles[0].w + GAP, cy: 0, turned: false,
+      limits: (cy) => [crosses(cy, columns.down) ? beside(columns.down) : -bound, bound] },
+    left: { dir: -1, vert: -1, x: tiles[0].x - GAP, cy: 0, turned: false,
+      limits: (cy) => [-bound, crosses(cy, columns.up) ? -beside(columns.up) : bound] },
+  };
+  const lay = (part, near, far, double) => {
+    const across = double && !part.turned;
+    const length = across ? 1 : 2;
+    const [low, high] = part.limits(part.cy);
+    const start = part.dir > 0 ? part.x : part.x - length;
+    if (part.dir > 0 ? start + length <= high + 1e-6 : start >= low - 1e-6) {  // room ahead in this row
+      part.x = part.dir > 0 ? start + length + GAP : start - GAP;
+      part.turned = false;
+      const halves = part.dir > 0 ? [near, far] : [far, near];
+      return across ? { x: start, y: part.cy - 1, w: 1, h: 2, halves } : { x: start, y: part.cy - 0.5, w: 2, h: 1, halves };
+    }
+    // No room left in this row: the tile turns the corner, upright, and the next row runs back.
+    const x = part.dir > 0 ? part.x : part.x - 1;
+    const box = { x, y: part.vert > 0 ? part.cy - 0.5 : part.cy - 1.5, w: 1, h: 2,
+      halves: part.vert > 0 ? [near, far] : [far, near] };
+    part.cy += part.vert * (2 + GAP);
+    part.dir = -part.dir;
+    part.x = part.dir > 0 ? x : x + 1;
+    part.turned = true;
+    return box;
+  };
+  for (let i = centre + 1; i < main.length; i++) {
+    const b = main[i];
+    tiles.push({ ...lay(parts.right, b.halves[0], b.halves[1], b.halves[0] === b.halves[1]), last: b.last });
+  }
+  for (let i = centre - 1; i >= 0; i--) {
+    const b = main[i];
+    tiles.push({ ...lay(parts.left, b.halves[1], b.halves[0], b.halves[0] === b.halves[1]), last: b.last });
+  }
+  for (const name of ["left", "right"]) {
+    if (!(name in ends)) continue;
+    const box = lay({ ...parts[name] }, "near", "far", false);
+    slots[name] = { ...box, near: box.halves.indexOf("near") };
+  }
+  return { tiles, slots };
+}
+
+// Where a table of ``px`` pixels puts its half-tile units: a tile is about 38 px long on a wide
+// screen and 30 px on a phone, whatever the number of tiles.
+function tableUnits(px) {
+  return Math.max(14, Math.floor(px / (px < 500 ? 15 : 19)));
+}
+
+// The table, its newest tile ringed in gold and each open end a dashed gold slot showing its number
+// (``choice``: the moves of a tile that fits several ends, whose slots are clicked to play it).
+function drawTable(svg, view, choice = null) {
   svg.replaceChildren();
-  if (!boxes.length) {
+  const ends = Object.entries(view.ends).map(([name, number]) => `${name} ${number}`).join(", ");
+  svg.setAttribute("aria-label", view.table.length
+    ? `the table: ${view.table.length} tile${view.table.length === 1 ? "" : "s"}, open ends ${ends}` : "the table is empty");
+  const px = svg.getBoundingClientRect().width || 600;
+  if (!view.table.length) {
     svg.setAttribute("viewBox", "0 0 20 6");
+    svg.style.height = "";  // the style sheet's height
     svg.append(el("svg:text", { x: 10, y: 3, "text-anchor": "middle", "font-size": 0.6, fill: COLOUR.text },
       "the table is empty"));
     return;
   }
-  const left = Math.min(...boxes.map((b) => b.x)) - 0.5;
-  const top = Math.min(...boxes.map((b) => b.y), -2) - 0.5;
-  const right = Math.max(...boxes.map((b) => b.x + b.w)) + 0.5;
-  const bottom = Math.max(...boxes.map((b) => b.y + b.h), 2) + 0.5;
-  const width = Math.max(right - left, 16);  // a short line of tiles sits in the middle of the felt
-  svg.setAttribute("viewBox", `${(left + right - width) / 2} ${top} ${width} ${bottom - top}`);
+  const width = tableUnits(px);
+  const { tiles, slots } = layoutTable(view.table, view.ends, width);
+  const shapes = [...tiles, ...Object.values(slots)];
+  const top = Math.min(...shapes.map((b) => b.y), -2) - 0.4;
+  const bottom = Math.max(...shapes.map((b) => b.y + b.h), 2) + 0.4;
+  svg.setAttribute("viewBox", `${-width / 2} ${top} ${width} ${bottom - top}`);
   svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-  for (const b of boxes) drawTile(svg, b.halves, b.x, b.y, b.w, b.h, b.last ? "last" : "");
+  svg.style.height = `${Math.ceil((bottom - top) * (px / width))}px`;
+  for (const b of tiles) drawTile(svg, b.halves, b.x, b.y, b.w, b.h, b.last ? "last" : "");
+  for (const [name, slot] of Object.entries(slots)) {
+    const move = choice && choice.find((m) => m.end === name);
+    const group = el("svg:g", { class: `end-slot${move ? " choice" : ""}`, "data-end": name, "aria-hidden": "true" });
+    group.append(el("svg:rect", { x: slot.x + 0.05, y: slot.y + 0.05, width: slot.w - 0.1, height: slot.h - 0.1, rx: 0.12 }));
+    const across = slot.w > slot.h;
+    const cx = slot.x + (across ? slot.near + 0.5 : 0.5);
+    const cy = slot.y + (across ? 0.5 : slot.near + 0.5);
+    group.append(el("svg:text", { x: cx, y: cy + 0.22, "text-anchor": "middle", "font-size": 0.62 },
+      String(view.ends[name])));
+    if (move) group.addEventListener("click", () => sendMove(move.action));
+    svg.append(group);
+  }
 }
 
 // A hand tile as its own small upright SVG; ``name`` is "a-b", high number first.
@@ -144,7 +266,34 @@ function drawSeats(container, view, mine = null) {
     if (seat.hand) seat.hand.forEach((name) => tiles.append(handTile(name, 18)));
     else for (let i = 0; i < seat.tiles; i++) tiles.append(backTile());
     box.append(tiles);
+    const said = mine !== null && callouts.get(seat.seat);
+    if (said && said.until > Date.now()) box.append(el("div", { class: "callout", role: "status" }, said.text));
     container.append(box);
+  }
+}
+
+// Draws and passes happen by themselves: each shows for a moment as a bubble on the seat that made it
+// (your own on your hand), as well as in the log. ``callouts``: seat -> {text, until}.
+const callouts = new Map();
+const CALLOUT_MS = 2500;
+let announced = 0;  // log lines of the shown round already announced
+let calloutTimer = null;
+
+function announce(view) {
+  const fresh = view.log.length < announced ? [] : view.log.slice(announced);
+  announced = view.log.length;
+  const until = Date.now() + CALLOUT_MS;
+  for (const line of fresh) {
+    if (line.kind === "pass") callouts.set(line.seat, { text: line.seat === view.you ? "You pass" : "passes", until });
+    else if (line.kind === "draw") callouts.set(line.seat, { text: line.text.replace(/^.*?(draws?) /, "$1 "), until });
+    else callouts.delete(line.seat);
+  }
+  if (fresh.some((line) => line.kind !== "place")) {
+    clearTimeout(calloutTimer);
+    calloutTimer = setTimeout(() => {
+      document.querySelectorAll(".callout").forEach((node) => node.remove());
+      callouts.clear();
+    }, CALLOUT_MS);
   }
 }
 
@@ -202,10 +351,32 @@ function fillSeats() {
   fillOpponents();
 }
 
+// The trained agents that play these rules with this many players (each plays only what it was trained
+// for; one whose rules are not known is offered everywhere and checked when the game starts).
+function agentsFor(preset, players) {
+  return (options.agents || []).filter((a) => a.preset === null ? !a.error : a.preset === preset && a.players === players);
+}
+
+// Why the other trained agents are not offered: a short line, and the list under it.
+function explainAgents(preset, players, offered) {
+  const note = document.getElementById("agents-note");
+  const others = (options.agents || []).filter((a) => !offered.includes(a));
+  note.hidden = !others.length;
+  if (!others.length) return;
+  const rules = `${preset} with ${players} players`;
+  document.getElementById("agents-summary").textContent = offered.length
+    ? `${others.length} other trained agent${others.length === 1 ? "" : "s"} not offered: each plays only the rules and player count it was trained for`
+    : `No trained agent plays ${rules}: each plays only the rules and player count it was trained for`;
+  document.getElementById("agents-missing").replaceChildren(...others.map((a) => el("li", {},
+    a.error ? `${a.name}: cannot be read (${a.error})` : `${a.name}: ${a.preset} with ${a.players} players`)));
+}
+
 function fillOpponents() {
+  const preset = document.getElementById("preset").value;
   const count = Number(document.getElementById("players").value);
   const mine = Number(document.getElementById("seat").value);
   const box = document.getElementById("opponents");
+  const agents = agentsFor(preset, count);
   box.replaceChildren();
   for (let s = 0; s < count; s++) {
     if (s === mine) continue;
@@ -213,9 +384,9 @@ function fillOpponents() {
     const bots = el("optgroup", { label: "bots" });
     options.bots.forEach((name) => bots.append(el("option", { value: name }, name)));
     select.append(bots);
-    if (options.checkpoints.length) {
-      const nets = el("optgroup", { label: "trained agents" });
-      options.checkpoints.forEach((name) => nets.append(el("option", { value: name }, name)));
+    if (agents.length) {
+      const nets = el("optgroup", { label: `trained for ${preset} ${count}p` });
+      agents.forEach((a) => nets.append(el("option", { value: a.name }, a.name)));
       select.append(nets);
     }
     select.value = "strong";
@@ -223,10 +394,29 @@ function fillOpponents() {
     label.append(select);
     box.append(label);
   }
+  explainAgents(preset, count, agents);
 }
 
-async function newGame(event) {
+// "New game" while a game is in progress asks first (Keep playing has the focus, Escape keeps it too).
+function newGame(event) {
   event.preventDefault();
+  if (!play || play.match.over || document.body.dataset.play === "ended") return dealNewGame();
+  const dialog = document.getElementById("confirm-new");
+  const round = play.match.rounds + (play.result ? 0 : 1);
+  const scores = play.sides.map((side, i) => `${side} ${play.scores[i]}`).join(", ");
+  document.getElementById("confirm-new-text").textContent =
+    `A game is in progress (round ${round}; ${scores}; first to ${play.match.target}). Abandon it and deal a new one?`;
+  dialog.showModal();
+  document.getElementById("confirm-keep").focus();
+}
+
+function closeConfirm(deal) {
+  document.getElementById("confirm-new").close();
+  if (deal) dealNewGame();
+  else document.getElementById("deal").focus();
+}
+
+async function dealNewGame() {
   const seedText = document.getElementById("seed").value;
   const request = {
     preset: document.getElementById("preset").value,
@@ -238,11 +428,15 @@ async function newGame(event) {
   await playRequest("/api/play", request);
 }
 
-function drawPlay() {
+function drawPlay(fresh = false) {
+  if (fresh) announced = play.log.length;  // a reloaded or new game: nothing to announce
+  else announce(play);
   document.getElementById("play-board").hidden = false;
   describeStatus(play, "play-scores", "play-turn", play.you);
+  const round = play.match.rounds + (play.result ? 0 : 1);
+  document.getElementById("play-match").textContent = `first to ${play.match.target} · round ${round}`;
   drawSeats(document.getElementById("play-seats"), play, play.you);
-  drawTable(document.getElementById("play-table"), play.table);
+  drawTable(document.getElementById("play-table"), play);
   describeEnds("play-ends", play);
   const legalTiles = new Set(play.legal.map((m) => m.tile));
   const hand = document.getElementById("play-hand");
@@ -264,6 +458,9 @@ function drawPlay() {
     }
     hand.append(tile);
   }
+  const mine = callouts.get(play.you);
+  document.querySelector(".hand-row .callout")?.remove();
+  if (mine && mine.until > Date.now()) hand.before(el("div", { class: "callout", role: "status" }, mine.text));
   document.getElementById("end-choice").hidden = true;
   document.getElementById("hint").textContent = "";
   if (play.legal.length && document.getElementById("hint-on").checked) showHint();
@@ -318,12 +515,17 @@ async function saveGame() {
   }
 }
 
+// A tile that fits ends leading to different tables asks which: buttons (the arrow keys move between
+// them, Enter plays, Escape goes back to the hand) and the gold slots on the table, clicked or tapped.
+// One whose ends lead to the same table is played at once (the server offers it once).
 function chooseTile(name) {
   if (busy) return;
   const moves = play.legal.filter((m) => m.tile === name);
   if (moves.length === 1) return sendMove(moves[0].action);
   document.querySelectorAll("#play-hand svg.tile").forEach((t) => t.classList.toggle("chosen", t.dataset.tile === name));
+  drawTable(document.getElementById("play-table"), play, moves);
   const choice = document.getElementById("end-choice");
+  choice.dataset.tile = name;
   choice.replaceChildren(el("span", {}, `Play ${name} on:`));
   for (const move of moves) {
     const button = el("button", { type: "button", "data-end": move.end }, `${move.end} (${play.ends[move.end]})`);
@@ -334,6 +536,24 @@ function chooseTile(name) {
   choice.querySelector("button").focus();
 }
 
+function endChoiceKey(event) {
+  const choice = document.getElementById("end-choice");
+  const buttons = [...choice.querySelectorAll("button")];
+  const at = buttons.indexOf(document.activeElement);
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+  if (step && at >= 0) {
+    event.preventDefault();
+    buttons[(at + step + buttons.length) % buttons.length].focus();
+  } else if (event.key === "Escape") {
+    event.preventDefault();
+    const name = choice.dataset.tile;
+    choice.hidden = true;
+    document.querySelectorAll("#play-hand svg.tile").forEach((t) => t.classList.remove("chosen"));
+    drawTable(document.getElementById("play-table"), play);
+    document.querySelector(`#play-hand svg.legal[data-tile="${name}"]`)?.focus();
+  }
+}
+
 // Every play request goes through here: one at a time, then the opponents' moves.
 async function playRequest(path, body = undefined) {
   if (busy) return;
@@ -342,8 +562,9 @@ async function playRequest(path, body = undefined) {
   try {
     showError(null);
     if (path) {
+      const fresh = path === "/api/play" || path === "/api/play/next";
       play = await api("POST", path, body);
-      drawPlay();
+      drawPlay(fresh);
     }
     await opponentsMove();
   } catch (error) {
@@ -371,16 +592,15 @@ async function opponentsMove() {
   }
 }
 
-// After a reload: the game in progress, if any, with the settings it was started with.
-async function resumePlay() {
-  let view;
-  try {
-    view = await api("GET", "/api/play");
-  } catch (error) {
-    if (document.body.dataset.play === "ended") showError(error.message);
-    return;
+// The page opens on "loading your game…": the form appears with the game in progress and the settings
+// it was started with (or the defaults when there is none), never a default form first.
+async function resumePlay(current) {
+  if (current.ended) {
+    gameEnded();
+    showError(current.ended);
   }
-  const settings = view.settings;
+  if (!current.game) return;
+  const settings = current.game.settings;
   document.getElementById("preset").value = settings.preset;
   fillPlayers();
   document.getElementById("players").value = String(settings.players);
@@ -389,9 +609,8 @@ async function resumePlay() {
   fillOpponents();
   document.querySelectorAll("select.opponent").forEach((select, i) => { select.value = settings.opponents[i] ?? "random"; });
   document.getElementById("seed").value = settings.seed ?? "";
-  play = view;
-  drawPlay();
-  await playRequest(null);
+  play = current.game;
+  drawPlay(true);
 }
 
 function nextRound() {
@@ -406,7 +625,7 @@ async function loaded(info) {
   else viewer.replaceChildren(seats[info.seat]);  // a round you played: your own view only
   const analyst = document.getElementById("analyst");
   analyst.replaceChildren(el("option", { value: "auto" }, "trained seats"), el("option", { value: "none" }, "nobody"),
-    ...options.checkpoints.map((name) => el("option", { value: name }, name)));
+    ...agentsFor(info.preset, info.players).map((a) => el("option", { value: a.name }, a.name)));
   watchTarget = 0;
   await showStep(0);
 }
@@ -452,7 +671,7 @@ async function showStep(step) {
   document.body.dataset.watchViewer = watch.viewer ?? -1;
   describeStatus(watch, "watch-scores", "watch-turn");
   drawSeats(document.getElementById("watch-seats"), watch);
-  drawTable(document.getElementById("watch-table"), watch.table);
+  drawTable(document.getElementById("watch-table"), watch);
   describeEnds("watch-ends", watch);
   const table = document.getElementById("probabilities");
   table.hidden = !watch.probabilities;
@@ -469,6 +688,9 @@ async function showStep(step) {
       return row;
     }));
   }
+  const note = document.getElementById("probabilities-note");
+  note.hidden = Boolean(watch.probabilities) || !watch.probabilities_note;
+  note.textContent = watch.probabilities ? "" : watch.probabilities_note || "";
   const result = document.getElementById("watch-result");
   result.hidden = !watch.result;
   if (watch.result) document.getElementById("watch-result-text").textContent = watch.result.text;
@@ -501,6 +723,21 @@ async function start() {
     document.getElementById("watch").hidden = tab.dataset.tab !== "watch";
   }));
   document.getElementById("new-game").addEventListener("submit", newGame);
+  document.getElementById("confirm-keep").addEventListener("click", () => closeConfirm(false));
+  document.getElementById("confirm-deal").addEventListener("click", () => closeConfirm(true));
+  document.getElementById("confirm-new").addEventListener("cancel", (event) => {  // Escape
+    event.preventDefault();
+    closeConfirm(false);
+  });
+  document.getElementById("end-choice").addEventListener("keydown", endChoiceKey);
+  let resized = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(resized);
+    resized = setTimeout(() => {
+      if (play && !document.getElementById("play-board").hidden) drawTable(document.getElementById("play-table"), play);
+      if (watch && !document.getElementById("watch-board").hidden) drawTable(document.getElementById("watch-table"), watch);
+    }, 100);
+  });
   document.getElementById("next-round").addEventListener("click", nextRound);
   document.getElementById("save-game").addEventListener("click", saveGame);
   const hintOn = document.getElementById("hint-on");
@@ -523,18 +760,27 @@ async function start() {
     if (event.key === "ArrowLeft") stepBy(-1);
     if (event.key === "ArrowRight") stepBy(1);
   });
+  // The options and the game in progress are asked for at once; the form shows when both are in.
+  const current = api("GET", "/api/play/current").catch((error) => ({ game: null, ended: null, failed: error }));
   try {
     options = await api("GET", "/api/options");
   } catch (error) {
+    document.getElementById("loading").hidden = true;
     showError(error.message);
     return;
   }
   fillPlayForm();
-  await resumePlay();
+  const resumed = await current;
+  if (resumed.failed) showError(resumed.failed.message);
+  await resumePlay(resumed);
+  document.getElementById("loading").hidden = true;
+  document.getElementById("new-game").hidden = false;
+  if (!play && document.body.dataset.play === "loading") document.body.dataset.play = "none";
   const saved = document.getElementById("saved-games");
   saved.replaceChildren(...options.games.map((name) => el("option", { value: name }, name)));
   saved.disabled = !options.games.length;
   document.getElementById("load-saved").disabled = !options.games.length;
+  if (play) await playRequest(null);
 }
 
 start();
