@@ -94,6 +94,12 @@ BOT_OPTION_LIMITS: dict[str, dict[str, tuple[type, float, float]]] = {
         "prior": (float, 0, 1000),
         "policy_weight": (float, 0, 1000),
     },
+    "best_response": {
+        "samples": (int, 1, SEARCH_SAMPLES_MAX),
+        "candidates": (int, 1, SEARCH_SAMPLES_MAX),
+        "max_games": (int, 1, SEARCH_GAMES_MAX),
+        "prior": (float, 0, 1000),
+    },
     "omniscient": {
         "rollouts": (int, 1, SEARCH_SAMPLES_MAX),
         "max_games": (int, 1, SEARCH_GAMES_MAX),

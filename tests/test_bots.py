@@ -56,6 +56,10 @@ def mid_round(rules: Rules, games: int, seed: int) -> DominoCore:
     return core
 
 
+SEARCH_OPTIONS = {"pimc": {"samples": 2}, "best_response": {"target": "strong", "samples": 2}}
+"""The search bots' options in these loops: a small budget; best_response needs its target."""
+
+
 @pytest.mark.parametrize(("name", "players"), CONFIGS, ids=[f"{n}-{p}p" for n, p in CONFIGS])
 def test_every_bot_plays_legal_moves_in_batches_as_row_by_row(name: str, players: int) -> None:
     rules = Rules.preset(name, players)
@@ -63,7 +67,7 @@ def test_every_bot_plays_legal_moves_in_batches_as_row_by_row(name: str, players
     obs, mask = core.observe(), core.legal_mask()
     rows = np.arange(len(mask))
     for bot_name in BOT_NAMES:
-        options = {"samples": 2} if bot_name == "pimc" else {}
+        options = SEARCH_OPTIONS.get(bot_name, {})
         bot = make_bot(bot_name, rules, seed=0, **options)
         reveal_to_cheater(bot, core, rows)
         actions = bot(obs, mask)
@@ -117,7 +121,7 @@ def test_bots_never_read_hidden_state(name: str, players: int) -> None:
     obs, mask = first.observe()[kept], first.legal_mask()[kept]
     assert (obs == second.observe()[kept]).all() and (mask == second.legal_mask()[kept]).all()
     for bot_name in BOT_NAMES:
-        options = {"samples": 4} if bot_name == "pimc" else {}
+        options = SEARCH_OPTIONS.get(bot_name, {})
         answers = []
         for core in (first, second):
             bot = make_bot(bot_name, rules, seed=0, **options)

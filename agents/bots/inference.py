@@ -19,6 +19,8 @@ the opening move is therefore not weighed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from agents.bots.features import Board, pack_tiles, unpack_tiles
@@ -71,17 +73,23 @@ def replay(rules: Rules, board: Board, hands: np.ndarray) -> tuple[DominoCore, n
     return core, np.repeat(actions, s, axis=0), np.repeat(count, s)
 
 
-def move_log_likelihood(rules: Rules, obs: np.ndarray, hands: np.ndarray, model) -> np.ndarray:
+def move_log_likelihood(
+    rules: Rules, obs: np.ndarray, hands: np.ndarray, model, seats: Sequence[int] | None = None
+) -> np.ndarray:
     """(B, S): log-probability of the other seats' public moves under ``model`` for each sample.
 
     ``obs``: (B, obs_size) the observer's observations; ``hands``: (B, S, P) sampled hands by
-    relative seat (``determinise``); ``model``: has ``probabilities(obs, mask) -> (n, A)``.
+    relative seat (``determinise``); ``model``: has ``probabilities(obs, mask) -> (n, A)``;
+    ``seats``: the relative seats whose moves ``model`` plays (default: every other seat), so that a
+    best response weighs its target's moves and not its partner's.
     """
+    seat = np.arange(rules.players)
+    weighed = seat != 0 if seats is None else np.isin(seat, list(seats))
     core, actions, count = replay(rules, Board(rules, obs), hands)
     loglik = np.zeros(len(count))
     for step in range(int(count.max(initial=0))):
         active = count > step
-        others = np.flatnonzero(active & (core.to_play != 0) & (step > 0))
+        others = np.flatnonzero(active & weighed[core.to_play] & (step > 0))
         if len(others):
             probabilities = model.probabilities(core.observe()[others], core.legal_mask()[others])
             chosen = probabilities[np.arange(len(others)), actions[others, step]]

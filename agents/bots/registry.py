@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.bots import heuristic, search
+from agents.bots import best_response, heuristic, search
 from agents.bots.adapters import IMPORT_PATH, adapt, load_object
 from agents.bots.trained import checkpoint_file, load_checkpoint_policy
 from domino_env.engine.core import DominoCore
@@ -42,6 +42,17 @@ class Bot(Protocol):
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
 
 
+def best_response_bot(rules: Rules, seed: int | None = None, target: Any = None, **options: Any) -> Bot:
+    """``best_response`` against ``target``: a spec ``load_policy`` opens (a bot or agent name, a
+    checkpoint; greedy) or a policy object; resolved here because the registry knows the names."""
+    if target is None:
+        raise ValueError(
+            f"best_response needs a target option (bots.best_response.target): {best_response.TARGETS}"
+        )
+    policy = load_policy(str(target), rules, seed=seed) if isinstance(target, (str, Path)) else target
+    return best_response.BestResponseBot(rules, seed=seed, target=policy, **options)
+
+
 BotFactory = Callable[..., Bot]
 BOTS: dict[str, BotFactory] = {
     "random": heuristic.RandomBot,
@@ -53,6 +64,7 @@ BOTS: dict[str, BotFactory] = {
     "strong": heuristic.StrongBot,
     "pimc": search.PimcBot,
     "omniscient": search.OmniscientBot,
+    "best_response": best_response_bot,
 }
 BOT_NAMES = tuple(BOTS)
 

@@ -159,7 +159,7 @@ class PimcBot:
             hands, rest = found.hands, found.rest
         else:  # ``candidates`` x more deals, of which ``samples`` are drawn by their likelihood
             found = determinise(Board(self.rules, obs[rows]), self.samples * self.candidates, self.rng)
-            loglik = move_log_likelihood(self.rules, obs[rows], found.hands, self.opponent_model)
+            loglik = self.log_likelihood(obs[rows], found.hands)
             # Gumbel top-k: a draw of ``samples`` without replacement, each in proportion to its likelihood.
             gumbel = -np.log(-np.log(self.rng.random(loglik.shape)))
             keep = np.argsort(-(loglik + gumbel), axis=1, kind="stable")[:, : self.samples]
@@ -167,6 +167,11 @@ class PimcBot:
             rest = np.take_along_axis(found.rest, keep, axis=1)
         r, s = rest.shape
         return hands, pile_order(rest.reshape(-1), self.rng).reshape(r, s, -1)
+
+    def log_likelihood(self, obs: np.ndarray, hands: np.ndarray) -> np.ndarray:
+        """(B, S) log-likelihood of the other seats' moves under the opponent model for (B, S, P) ``hands``
+        (a best response weighs only its target's seats: ``best_response.BestResponseBot``)."""
+        return move_log_likelihood(self.rules, obs, hands, self.opponent_model)
 
     def move_values(
         self,

@@ -57,8 +57,11 @@ MAX_REQUEST = 16 * 1024
 """Largest record upload in bytes (a whole round is a few KB)."""
 SEED_MAX = 2**62
 """Largest seed a page may ask for."""
-PLAYABLE_BOTS = tuple(name for name in BOT_NAMES if not getattr(BOTS[name], "cheats", False))
-"""Bots a person can sit against: all but ``omniscient``, which reads the batched core's hidden state."""
+PLAYABLE_BOTS = tuple(
+    name for name in BOT_NAMES if not getattr(BOTS[name], "cheats", False) and name != "best_response"
+)
+"""Bots a person can sit against: all but ``omniscient``, which reads the batched core's hidden state,
+and ``best_response``, which is built against a target policy, not a person."""
 LOCAL_HOSTS = ["127.0.0.1", "localhost"]
 SAFE_METHODS = ("GET", "HEAD")
 ENDED = (
