@@ -1,6 +1,7 @@
 """Scale-out on Ray, on a two-node local cluster started here (one CPU per node): the sharded arena
-equals the local one, distributed training checkpoints, resumes and survives a killed actor, and
-RLlib's PPO trains with masks. Skipped without the ray extra (``pip install -e '.[ray]'``)."""
+equals the local one, distributed training trains the weights a local run does, checkpoints, resumes
+and survives a killed actor, and RLlib's PPO trains with masks. Skipped without the ray extra
+(``pip install -e '.[ray]'``)."""
 
 from __future__ import annotations
 
@@ -76,8 +77,9 @@ def test_distributed_arena_equals_the_local_one(cluster: Cluster) -> None:
 TRAIN = [
     "total_updates=2", "num_games=16", "rollout_steps=8", "eval.every=0", "progress=false", "threads=1",
     "checkpoint.every=1", "checkpoint.keep=5", "opponents={self: 0.5, strong: 0.25, past: 0.25}",
-    "snapshots.every=1", "ray.workers=2",
+    "snapshots.every=1", "shard_games=5", "ray.workers=2",
 ]  # fmt: skip
+"""Shards of 5, 5, 5 and 1 games: self-play, self-play and ``strong``, ``strong`` and ``past``, ``past``."""
 
 
 def run_training(tmp: Path, name: str, *extra: str, resume: bool = False) -> dict[str, torch.Tensor]:
@@ -97,6 +99,20 @@ def same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_the_worker_count_never_changes_the_weights(
+    cluster: Cluster, uninterrupted: dict[str, torch.Tensor], tmp_path: Path
+) -> None:
+    """The shards, not the workers, decide a run: in this process, on two actors and on three, the same
+    weights, tensor for tensor."""
+    assert same(run_training(tmp_path, "local", "ray.workers=0"), uninterrupted)
+    node = cluster.add_node(num_cpus=1)  # a CPU for each of three actors (one CPU each)
+    cluster.wait_for_nodes()
+    try:
+        assert same(run_training(tmp_path, "three", "ray.workers=3"), uninterrupted)
+    finally:
+        cluster.remove_node(node)
+
+
 def test_distributed_training_checkpoints_and_resumes(
     uninterrupted: dict[str, torch.Tensor], tmp_path: Path
 ) -> None:
@@ -107,7 +123,7 @@ def test_distributed_training_checkpoints_and_resumes(
     train(config)
     assert not (tmp_path / "cut" / "checkpoints" / "update_000002.pt").exists()
     resumed = run_training(tmp_path, "cut", resume=True)
-    assert same(resumed, uninterrupted)  # deterministic for a seed and worker count, resumed or not
+    assert same(resumed, uninterrupted)  # deterministic for a seed, resumed or not
 
 
 def test_a_killed_actor_is_restarted_and_its_rollout_redone(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -23,9 +24,10 @@ from agents.training.checkpoint import (
     load_checkpoint,
 )
 from agents.training.config import load_train_config, parse_train_config
+from agents.training.distributed import LocalRollouts, Worker, draw_past, join_rollouts
 from agents.training.network import ActorCritic
 from agents.training.ppo import Opponents, Rollout, collect_rollout, compute_advantages
-from agents.training.state import load_init_weights
+from agents.training.state import RunState, load_init_weights
 from domino_env import Rules
 from domino_env.engine.observation import observation_fields
 from domino_env.envs.selfplay import SelfPlay
@@ -158,6 +160,47 @@ def test_crash_and_resume_repeats_the_uninterrupted_run(tmp_path: Path, monkeypa
     for mine, theirs in zip(done["snapshots"], reference["snapshots"], strict=True):
         assert all(torch.equal(mine[key], theirs[key]) for key in theirs)
     assert all(torch.equal(done["snapshots"][-1][k], v) for k, v in done["model"].items())
+
+
+def same_rollouts(a: Rollout, b: Rollout) -> bool:
+    """Field for field, the per-move features tensor for tensor."""
+    for field in dataclasses.fields(Rollout):
+        mine, theirs = getattr(a, field.name), getattr(b, field.name)
+        if field.name == "moves":
+            tensors = [(getattr(x, k.name), getattr(y, k.name)) for x, y in zip(mine, theirs, strict=True)
+                       for k in dataclasses.fields(x)]  # fmt: skip
+            if not all(torch.equal(x, y) for x, y in tensors):
+                return False
+        elif not (np.array_equal(mine, theirs) if isinstance(mine, np.ndarray) else mine == theirs):
+            return False
+    return True
+
+
+def test_shards_played_apart_in_any_order_are_the_local_rollout(tmp_path: Path) -> None:
+    """Ray actors (``distributed.Worker``, here in this process) play the shards they are handed, in
+    whatever order they come; joined in shard order they are the local run's rollout, array for array
+    (deals, sampled moves, bots and the ``past`` snapshot seeded per shard): the worker count never
+    changes a run. Another update or seed plays other games."""
+    mix = {"self": 0.5, "strong": 0.25, "past": 0.25}
+    config = tiny(tmp_path, num_games=20, shard_games=6, opponents=mix, model={"hidden": [16]})
+    rules, cpu = config.build_rules(), torch.device("cpu")
+    state = RunState.start(config, rules, cpu, resuming=False)
+    state.snapshots.append({k: v + 0.01 for k, v in state.snapshots[0].items()})  # two to draw from
+    local = LocalRollouts(config, rules, cpu)
+    rollout = local.collect(state.model, 3, state.snapshots, np.random.default_rng(1))
+    threads = torch.get_num_threads()
+    try:
+        workers = [Worker(config.to_dict()) for _ in range(3)]
+        past = draw_past(config, state.snapshots, np.random.default_rng(1))
+        weights = state.model.state_dict()
+        parts = {shard: workers[shard % 3].collect(weights, past, 3, shard) for shard in (3, 1, 0, 2)}
+    finally:
+        torch.set_num_threads(threads)  # each Worker sets one thread, an actor's CPU
+    assert [part.valid.shape[1] for _, part in sorted(parts.items())] == [6, 6, 6, 2]
+    assert same_rollouts(join_rollouts([parts[shard] for shard in range(4)]), rollout)
+    assert rollout.episode_returns["strong"] and rollout.episode_returns["past"]
+    other = local.collect(state.model, 4, state.snapshots, np.random.default_rng(1))
+    assert not np.array_equal(other.obs, rollout.obs)
 
 
 def test_resume_refuses_a_different_config(tmp_path: Path) -> None:

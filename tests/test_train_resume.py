@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = {
     "preset": "block",
     "players": 2,
-    "seed": 4,  # chosen so that the evaluations below rise, fall and rise as the tests need
+    "seed": 39,  # chosen so that the evaluations below rise, fall and rise as the tests need
     "threads": 1,
     "num_games": 16,
     "rollout_steps": 8,
@@ -144,7 +144,7 @@ def reference(tmp_path_factory) -> Any:
 # calls the function, the function, its nth call, after it rather than before, counting only calls on
 # file, on update).
 CRASHES = {
-    "rollout": (train_script, "collect_rollout", 3, False, None, None),
+    "rollout": (train_script, "collect", 3, False, None, None),
     "ppo_update": (train_script, "ppo_update", 3, False, None, None),
     "evaluation": (evaluation, "evaluate", 1, False, update_file(3), None),
     "evaluation_of_the_last_update": (evaluation, "evaluate", 1, False, update_file(4), None),

@@ -11,8 +11,8 @@ and not a MemoryError or a crash: ``threads`` <= 256, ``num_games`` <= 65,536,
 ``rollout_steps`` <= 4,096 and their product (decisions stored per update) <=
 ``ROLLOUT_MAX`` (2**21, 128x the shipped configs); ``model.hidden`` at most 16
 layers of at most 8,192 units and ``TRUNK_WEIGHTS_MAX`` weights; ``eval.deals``
-<= 1,000,000. ``seed`` < 2**32, so that the per-update seeds (``seed *
-1_000_003 + update``) fit a torch generator; ``eval.seed`` < 2**63.
+<= 1,000,000. ``seed`` < 2**32, so that the distillation's round seeds (``seed *
+1_000_003 + round``) fit a torch generator; ``eval.seed`` < 2**63.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ WIDTH_MAX = 8192
 TRUNK_WEIGHTS_MAX = 1 << 26
 """Most weights between the trunk's layers (the sum of ``hidden[i] * hidden[i + 1]``: one 8192x8192)."""
 TRAIN_SEED_MAX = 2**32 - 1
-"""Largest training ``seed``: ``seed * 1_000_003 + update`` seeds torch generators (64 bits)."""
+"""Largest training ``seed``: ``seed * 1_000_003 + round`` seeds torch generators (64 bits)."""
 WEIGHT_MAX = 1e6
 """Largest share of the games per opponent (``opponents``); shares are normalised."""
 
@@ -227,8 +227,10 @@ class TrainRayConfig(RayConfig):
     """Rollouts on Ray actors (``ray``; ``agents.training.distributed``, docs/scaling.md)."""
 
     workers: int = Field(0, ge=0, le=WORKERS_MAX)
-    """Rollout actors, each playing ``num_games / workers`` of the games on one CPU with a copy of the
-    policy; 0: rollouts in this process, without Ray. Deterministic for a given seed and worker count."""
+    """Rollout actors, one CPU each with a copy of the policy, sharing out each update's shards
+    (``shard_games``: as many actors as shards are busy, the others wait; all of them search in a
+    distillation); 0: rollouts in this process, without Ray. The results are the same for any
+    worker count."""
     max_restarts: int = Field(3, ge=0, le=1000)
     """How often Ray restarts a rollout actor that died (killed, its node lost); its rollout is redone."""
 
@@ -269,6 +271,12 @@ class TrainConfig(TopLevelConfig):
     """Games played side by side in each rollout."""
     rollout_steps: int = Field(32, ge=1, le=4096)
     """Table steps per update; each update plays them from fresh deals (see scripts/train.py)."""
+    shard_games: int | None = Field(None, ge=1, le=65536)
+    """Games per shard of an update's rollout (the last shard may hold fewer); default ``num_games``,
+    one shard. Each shard is played on its own, its deals, the learner's sampled moves and its
+    opponents seeded by (``seed``, update, shard), so a run's results do not depend on
+    ``ray.workers``, which shares the shards out (set ``num_games / workers`` or less to keep every
+    actor busy). More shards cost a local run speed: the network is called per shard and step."""
     opponents: dict[str, Share] = Field(default_factory=lambda: {SELF: 1.0})
     """Share of the games per opponent: ``self`` (the learner at every seat), ``past``, a bot name, or a
     fixed trained agent (a shipped agent's name such as ``block-2p``, or a checkpoint path)."""
@@ -298,11 +306,6 @@ class TrainConfig(TopLevelConfig):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
         if self.model.after_state and not self.model.move_features:
             raise ConfigError("model.after_state adds to the move features: set model.move_features: true")
-        if self.ray.workers > self.num_games:
-            raise ConfigError(
-                f"ray.workers ({self.ray.workers}) must be at most num_games ({self.num_games}): "
-                "every actor plays some of the games"
-            )
         if self.total_updates == 0 and not self.distill.rounds:
             raise ConfigError("total_updates must be >= 1 (0 only with distill.rounds: distillation alone)")
         steps = self.num_games * self.rollout_steps

@@ -107,14 +107,20 @@ class Opponents:
 
     @classmethod
     def assign(
-        cls, num_games: int, rules: Rules, weights: dict[str, float], policies: dict[str, Policy]
+        cls,
+        num_games: int,
+        rules: Rules,
+        weights: dict[str, float],
+        policies: dict[str, Policy],
+        games: range | None = None,
     ) -> Opponents:
         """Split the games by ``weights`` ("self": pure self-play, any other name: a policy in ``policies``).
 
         The split is fixed (game g keeps its opponent) so that rollouts of equal
         length always hold the same mix; in opponent games the learner plays the
         side of seat g % P (with teams, both partners' seats: partners share the
-        policy), so it plays every seat equally often.
+        policy), so it plays every seat equally often. ``games``: only those games of the
+        split (a shard's), so that the shards of a rollout hold the mix of the whole.
         """
         names = list(weights)
         total = sum(weights.values())
@@ -127,7 +133,8 @@ class Opponents:
         sides = np.array([rules.side_of(seat) for seat in range(players)])
         learner = sides[None, :] == sides[np.arange(num_games) % players][:, None]
         learner[opponent < 0] = True
-        return cls(learner, opponent, [policies[n] for n in others], others)
+        rows = slice(None) if games is None else slice(games.start, games.stop)
+        return cls(learner[rows], opponent[rows], [policies[n] for n in others], others)
 
 
 def opponent_policies(
@@ -155,8 +162,10 @@ def collect_rollout(
     device: torch.device,
     reward_scale: float = 1.0,
     reward: Literal["points", "win"] = "points",
+    generator: torch.Generator | None = None,
 ) -> Rollout:
-    """Play ``steps`` table steps of every game in ``play``, sampling the learner's moves from ``model``.
+    """Play ``steps`` table steps of every game in ``play``, sampling the learner's moves from ``model``
+    with ``generator`` (None: torch's global stream).
 
     ``reward``: ``"points"`` (the step's points, times ``reward_scale``) or ``"win"`` (+1 / -1 / 0
     to each seat at the end of an episode its side won / lost / nobody won).
@@ -173,7 +182,9 @@ def collect_rollout(
         step_actions = np.zeros(n, dtype=np.int64)
         rows = np.flatnonzero(mine)
         if len(rows):
-            step_actions[rows] = _learner_moves(model, play.core, state, rows, t, rollout, seats.last, device)
+            step_actions[rows] = _learner_moves(
+                model, play.core, state, rows, t, rollout, seats.last, device, generator
+            )
         owner = np.where(mine, -1, opponents.opponent)
         act_per_policy(opponents.policies, owner, state.obs, state.mask, step_actions)
         result = play.step(step_actions)
@@ -248,9 +259,10 @@ def _learner_moves(
     rollout: Rollout,
     last: np.ndarray,
     device: torch.device,
+    generator: torch.Generator | None,
 ) -> np.ndarray:
-    """The learner's moves in games ``rows`` at step ``t``, sampled from ``model`` and recorded in
-    ``rollout``, each linked to its seat's previous decision (``last``: their steps, updated)."""
+    """The learner's moves in games ``rows`` at step ``t``, sampled from ``model`` with ``generator`` and
+    recorded in ``rollout``, each linked to its seat's previous decision (``last``: their steps, updated)."""
     row_obs = torch.from_numpy(state.obs[rows]).to(device)
     row_mask = torch.from_numpy(state.mask[rows]).to(device)
     row_moves = None
@@ -258,7 +270,7 @@ def _learner_moves(
         row_moves = model.move_inputs(row_obs, row_mask)
         rollout.moves.append(row_moves)
     with torch.no_grad():
-        chosen, logprob, value = model.act(row_obs, row_mask, moves=row_moves)
+        chosen, logprob, value = _sample(model, row_obs, row_mask, row_moves, generator)
         if rollout.hidden is not None:  # after the move is chosen: the critic's value replaces the head's
             rollout.hidden[t, rows] = hidden_tiles(core, rows, state.seat[rows])
             row_hidden = torch.from_numpy(rollout.hidden[t, rows]).to(device)
@@ -274,6 +286,22 @@ def _learner_moves(
     rollout.next_index[previous[linked], rows[linked]] = t
     last[rows, seats] = t
     return actions
+
+
+def _sample(
+    model: ActorCritic,
+    obs: torch.Tensor,
+    mask: torch.Tensor,
+    moves: MoveInputs | None,
+    generator: torch.Generator | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``ActorCritic.act``'s draw (the Gumbel-max trick) from ``generator``: a rollout shard's moves come
+    from a stream of its own, whoever plays it (``training/distributed.py``)."""
+    logits, values = model(obs, mask, moves)
+    log_probs = logits.log_softmax(dim=1)
+    noise = -torch.empty_like(logits).exponential_(generator=generator).log()
+    actions = (log_probs + noise).argmax(dim=1)
+    return actions, log_probs.gather(1, actions[:, None]).squeeze(1), values
 
 
 def _bootstrap(

@@ -63,8 +63,9 @@ class RunState:
     model: ActorCritic
     optimizer: torch.optim.Optimizer
     rng: np.random.Generator
-    """Draws the minibatches and the ``past`` snapshots. Torch's and Python's global streams (the
-    learner's sampled moves, new networks' weights) are saved and restored with it."""
+    """Draws the minibatches and the ``past`` snapshots. Torch's and Python's global streams (new
+    networks' weights) are saved and restored with it; the rollouts draw from streams of their own,
+    seeded per update and shard (training/distributed.py)."""
     update: int = 0
     global_step: int = 0
     """Table steps played so far, summed over the games (TensorBoard's x axis)."""
@@ -75,7 +76,7 @@ class RunState:
 
     @classmethod
     def start(cls, config: TrainConfig, rules: Rules, device: torch.device, resuming: bool) -> RunState:
-        """A run's first state, every stream seeded by ``config.seed`` (deals are seeded per update).
+        """A run's first state, every stream seeded by ``config.seed`` (rollouts per update and shard).
 
         ``model.init`` gives the starting weights unless ``resuming`` (a checkpoint's replace them).
         """

@@ -10,7 +10,8 @@ The config is a YAML file or the name of a shipped training config (``configs/tr
 naming its command). ``domino-train`` and ``python scripts/train.py`` are the same command.
 
 Each update plays ``rollout_steps`` table steps of ``num_games`` games from fresh
-deals seeded by (seed, update), then runs the PPO epochs: ``_train``'s loop, one
+deals, in shards of ``shard_games`` seeded by (seed, update, shard): the same for any
+``ray.workers`` (training/distributed.py). Then it runs the PPO epochs: ``_train``'s loop, one
 phase function each (``collect``, ``learn``, ``log``, ``checkpoint``), reading and
 writing the run's ``RunState`` (training/state.py). Fresh deals per update
 make a checkpoint at an update boundary the whole training state (weights,
@@ -60,28 +61,17 @@ from torch.utils.tensorboard import SummaryWriter
 
 from agents.cli import error_exit
 from agents.configuration import ConfigError
-from agents.training.checkpoint import CheckpointError, NetworkPolicy, update_checkpoints
-from agents.training.config import PAST, SELF, PPOConfig, TrainConfig, load_train_config
+from agents.training.checkpoint import CheckpointError, update_checkpoints
+from agents.training.config import SELF, PPOConfig, TrainConfig, load_train_config
 from agents.training.distillation import distill
-from agents.training.distributed import Fleet
+from agents.training.distributed import Fleet, LocalRollouts, Rollouts
 from agents.training.evaluation import evaluate_checkpoint
-from agents.training.network import build_network, resolve_device
-from agents.training.ppo import (
-    LOSSES,
-    Opponents,
-    Rollout,
-    collect_rollout,
-    compute_advantages,
-    load_fixed,
-    opponent_policies,
-    ppo_update,
-)
+from agents.training.network import resolve_device
+from agents.training.ppo import LOSSES, Rollout, compute_advantages, ppo_update
 from agents.training.run_hints import Terminated, already_complete, how_to_resume, next_steps, terminate
 from agents.training.run_lock import RunLock
 from agents.training.state import Pending, RunState, weights
 from domino_env.engine.rules import Rules
-from domino_env.envs.policies import Policy
-from domino_env.envs.selfplay import SelfPlay
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,10 +139,12 @@ def _train(
         f"{config.name}: {config.preset} {rules.players}p on {device}, {config.threads} torch "
         f"thread{'s' if config.threads > 1 else ''} (threads=N; 1 keeps a shared or busy machine fast)"
     )
+    if fleet is not None and (idle := fleet.idle()):  # fewer rollout shards than Ray actors
+        console.print(idle, markup=False, highlight=False)
     state = RunState.start(config, rules, device, resuming=resume)
-    # Trained agents as opponents: loaded once, frozen. Building their networks draws from torch's
-    # RNG, so they are loaded before a resume restores it: a resumed run repeats the uninterrupted one.
-    fixed = load_fixed(config.bot_opponents, rules)
+    # The local rollouts' set-up (trained agents as opponents, loaded once, frozen). Building networks
+    # draws from torch's RNG, so it comes before a resume restores it: a resumed run repeats the whole one.
+    rollouts: Rollouts = fleet or LocalRollouts(config, rules, device)
     resume, pending = _resume(state, config, resume, console)
     # A context manager: an interrupted run (Ctrl-C, SIGTERM) still flushes what it logged. Resuming
     # drops what was logged after the checkpoint's update (step >= purge_step), to be logged again.
@@ -176,7 +168,7 @@ def _train(
             checkpoint(state, config, writer, console)
         start, start_step = time.perf_counter(), state.global_step  # SPS counts the PPO updates alone
         while state.update < config.total_updates:
-            rollout = collect(state, config, rules, device, fleet, fixed)
+            rollout = collect(state, rollouts)
             stats = learn(state, config.ppo, rollout, device)
             state.advance(config.rollout_steps * config.num_games, config.snapshots)
             sps = (state.global_step - start_step) / (time.perf_counter() - start)
@@ -192,31 +184,11 @@ def _train(
     return stats
 
 
-def collect(
-    state: RunState,
-    config: TrainConfig,
-    rules: Rules,
-    device: torch.device,
-    fleet: Fleet | None,
-    fixed: dict[str, Policy],
-) -> Rollout:
-    """1. Rollout: ``rollout_steps`` table steps of fresh deals seeded by (seed, update), the learner's
-    moves sampled from the network, against its opponents (``fixed``: the trained agents among them)."""
-    if fleet is not None:  # --- Ray (ray.workers): rollout actors play it (training/distributed.py)
-        return fleet.collect(state.model, state.update, state.snapshots, state.rng)
-    seed = np.random.default_rng([config.seed, state.update])
-    play = SelfPlay(rules, config.num_games, config.episode, seed=seed)
-    update_seed = config.seed * 1_000_003 + state.update
-    policies = opponent_policies(config.bot_opponents, rules, update_seed, config.bots, fixed)
-    if PAST in config.opponents:
-        past = build_network(rules, config.model.model_dump()).to(device)
-        past.load_state_dict(state.snapshots[state.rng.integers(len(state.snapshots))])
-        generator = torch.Generator(device=device).manual_seed(update_seed)
-        policies[PAST] = NetworkPolicy(PAST, past, greedy=False, generator=generator)
-    opponents = Opponents.assign(config.num_games, rules, config.opponents, policies)
-    return collect_rollout(
-        state.model, play, config.rollout_steps, opponents, device, config.ppo.reward_scale, config.reward
-    )
+def collect(state: RunState, rollouts: Rollouts) -> Rollout:
+    """1. Rollout: ``rollout_steps`` table steps of fresh deals, the learner's moves sampled from the
+    network, against its opponents: the shards played in this process or by the Ray actors
+    (``ray.workers``), seeded alike (training/distributed.py)."""
+    return rollouts.collect(state.model, state.update, state.snapshots, state.rng)
 
 
 def learn(state: RunState, hyper: PPOConfig, rollout: Rollout, device: torch.device) -> dict[str, float]:
