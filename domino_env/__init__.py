@@ -8,7 +8,8 @@ Public API:
 * ``reference``: one game in readable Python, the oracle both engines are tested against.
 * ``replay(record)``: replay a game record (see ``domino_env.tools.records``).
 * Environments: ``env`` / ``raw_env`` / ``parallel_env`` (PettingZoo AEC and parallel,
-  from ``domino_env.envs.pettingzoo_env``), ``DominoSoloEnv``
+  from ``domino_env.envs.pettingzoo_env``), ``OpponentsWrapper`` (PettingZoo with bots
+  at the other seats: ``env(opponents="strong")``), ``DominoSoloEnv``
   (Gymnasium, id ``domino_rl/Domino-v0``), ``DominoVectorEnv`` (native Gymnasium
   vector env), ``SelfPlay`` (every seat of N games, batched).
 * Policies for the seats a learner does not play: ``Policy``, ``random_policy``.
@@ -23,6 +24,7 @@ from domino_env.envs import registration  # noqa: F401  (registers the Gymnasium
 from domino_env.envs.gym_env import DominoSoloEnv
 from domino_env.envs.pettingzoo_env import env, parallel_env, raw_env
 from domino_env.envs.policies import Policy, first_legal_policy, random_policy
+from domino_env.envs.seated import OpponentsWrapper
 from domino_env.envs.selfplay import SelfPlay
 from domino_env.envs.vector_env import DominoVectorEnv
 from domino_env.tools.records import replay
@@ -35,6 +37,7 @@ __all__ = [
     "DominoVectorEnv",
     "Game",
     "IllegalMoveError",
+    "OpponentsWrapper",
     "Policy",
     "Rules",
     "SelfPlay",

@@ -43,6 +43,7 @@ import errno
 import hashlib
 import math
 import random
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -500,6 +501,18 @@ def restore_rng(saved: dict[str, Any], numpy_rng: np.random.Generator) -> None:
 class NetworkPolicy:
     """A network as a batched bot, ``policy(obs, mask) -> actions``: greedy, or sampled from ``generator``."""
 
+    FEW_ROWS = 64
+    """A call with fewer rows (one game's decision, a few games') runs on one torch thread, then puts the
+    thread count back. Each layer then takes microseconds; a second thread adds a wait for the other
+    core at every operation, a time slice when that core is busy: on a 2-core machine with one other
+    job, two threads took milliseconds a decision (docs/speed.md, Opponents). Threads only change the
+    order of float additions: the last bits of a logit may differ (as they do between machines of
+    different core counts); the greedy move of every shipped agent did not, in 38,574 decisions in
+    batches of 1 to 63 rows compared on one thread and on two."""
+    _threads_lock = threading.Lock()
+    """Held while a call has changed the thread count, so that calls from several threads (the web
+    table's) put back the count they found."""
+
     def __init__(
         self,
         name: str,
@@ -527,11 +540,17 @@ class NetworkPolicy:
         return torch.multinomial(logits.softmax(dim=1), 1, generator=self.generator).squeeze(1).cpu().numpy()
 
     def _logits(self, obs: np.ndarray, mask: np.ndarray) -> torch.Tensor:
-        with torch.no_grad():
-            logits, _ = self.model(
-                torch.from_numpy(obs).to(self.device), torch.from_numpy(mask).to(self.device)
-            )
-        return logits
+        obs_t, mask_t = torch.from_numpy(obs).to(self.device), torch.from_numpy(mask).to(self.device)
+        if len(obs) >= self.FEW_ROWS:
+            with torch.inference_mode():
+                return self.model(obs_t, mask_t)[0]
+        with self._threads_lock, torch.inference_mode():
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return self.model(obs_t, mask_t)[0]
+            finally:
+                torch.set_num_threads(threads)
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, A) float probabilities the policy gives each action (0 off the mask): what a viewer

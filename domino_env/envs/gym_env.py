@@ -1,7 +1,8 @@
 """``DominoSoloEnv``: one game as a Gymnasium environment, the learner at one seat.
 
-The other seats are played by opponent policies (``domino_env.envs.policies``, random
-by default); seats, rewards and episodes follow ``domino_env.envs.learner``, the
+The other seats are played by opponents: policies (``domino_env.envs.policies``) or
+names such as ``"strong"``, ``"pimc"`` or ``"block-2p"`` (a shipped agent), random by
+default; seats, opponents, rewards and episodes follow ``domino_env.envs.learner``, the
 setting ``DominoVectorEnv`` shares. One game runs on ``engine.game.Game``: the
 compiled kernels of the batched core, called the way that is fast at one game.
 In short:
@@ -30,7 +31,7 @@ In short:
 
 Example::
 
-    env = DominoSoloEnv("all_fives", players=3, learner_seat="random")
+    env = DominoSoloEnv("all_fives", players=3, learner_seat="random", opponents="strong")
     obs, info = env.reset(seed=0)
     done = False
     while not done:
@@ -43,7 +44,6 @@ not used); later resets without it deal at random again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -58,12 +58,13 @@ from domino_env.engine.rules import END_NAMES, Rules
 from domino_env.engine.tiles import tile_name
 from domino_env.envs.learner import (
     LearnerSeat,
+    Opponents,
     Reward,
     check_opponents,
     check_setting,
     streams,
 )
-from domino_env.envs.policies import Policy, call_policy
+from domino_env.envs.policies import call_policy
 from domino_env.envs.spaces import LegalActions, observation_space
 from domino_env.tools.records import round_from_record
 from domino_env.tools.render import render_image, render_text
@@ -83,7 +84,7 @@ class DominoSoloEnv(gym.Env[np.ndarray, np.int64]):
         episode: Episode = "round",
         reward: Reward = "points",
         learner_seat: LearnerSeat = 0,
-        opponents: Policy | Sequence[Policy] | None = None,
+        opponents: Opponents = None,
         render_mode: str | None = None,
         illegal_action: str = "lose",
         **rule_overrides: Any,

@@ -4,8 +4,9 @@ It follows the setting of ``domino_env.envs.learner`` on a ``DominoCore``: every
 learner moves at once, then opponent round trips, each a single batched call
 per policy with the observations and masks of the games where a seat it plays
 is to move, stepping only those games (``DominoCore.step(actions, active)``)
-until every game waits for its learner again. A ``RandomPolicy`` playing every
-other seat (the default) is played inside the core instead, every opponent move
+until every game waits for its learner again (an opponent named for several
+seats is one policy: one call). A ``RandomPolicy`` playing every other seat (the
+default, and ``"random"``) is played inside the core instead, every opponent move
 up to the learner's next turn in one compiled pass (``DominoCore.play_random``).
 There is no Python loop over games.
 
@@ -17,7 +18,6 @@ the episode. Episodes only terminate, so no value is bootstrapped from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +27,7 @@ from domino_env.engine.outcome import Episode, episode_winner
 from domino_env.engine.rules import Rules
 from domino_env.envs.learner import (
     LearnerSeat,
+    Opponents,
     Reward,
     check_opponents,
     check_setting,
@@ -69,7 +70,7 @@ class LearnerBatch:
         episode: Episode = "round",
         reward: Reward = "points",
         learner_seat: LearnerSeat = 0,
-        opponents: Policy | Sequence[Policy] | None = None,
+        opponents: Opponents = None,
         seed: int | None = None,
     ) -> None:
         check_setting(rules, episode, reward, learner_seat)

@@ -31,7 +31,7 @@ of events) are docs/engine.md.
 
 ``` python
 env(preset="block", players=None, episode="round", reward="points",
-    skip_forced=False, render_mode=None, **rule_overrides)
+    skip_forced=False, render_mode=None, opponents=None, learners=None, **rule_overrides)
 ```
 
 * `preset`: rule system name; `players`: seat count (default: the preset's smallest).
@@ -44,6 +44,15 @@ env(preset="block", players=None, episode="round", reward="points",
   a move.) In the rare deal where forced moves alone finish the episode, `reset`
   returns with every agent terminated.
 * `render_mode`: `"ansi"`, `"rgb_array"` or `"human"`.
+* `opponents`: bots at the other seats, for a single-agent learner. `None` (the
+  default): every agent is played from outside. Otherwise every seat but the
+  `learners`' (default `"player_0"`; an agent name or a list of them) is played by
+  an opponent as soon as it is to move, so `agent_iter()` yields only the learners:
+  one policy or name for every other seat (`"strong"`, `"pimc"`, `"random"`, a
+  shipped agent such as `"block-2p"`, a checkpoint file: what `agents.load_policy`
+  reads), or a list, one per other seat in play order after the first learner.
+  Rewards are unchanged: a learner's `last()` reward includes what it got during the
+  opponents' moves. See `domino_env.envs.seated.OpponentsWrapper`.
 * `rule_overrides`: any `Rules` field, e.g. `target=50`, `hand_size=5`.
 
 ### Observation Space
@@ -157,6 +166,7 @@ env.close()
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import gymnasium
@@ -173,6 +183,8 @@ from domino_env.engine.game import Game
 from domino_env.engine.outcome import Episode, check_episode, episode_winner, relative_points_of
 from domino_env.engine.reference import RoundResult
 from domino_env.engine.rules import Rules
+from domino_env.envs.learner import Opponents
+from domino_env.envs.seated import OpponentsWrapper
 from domino_env.envs.spaces import observation_bounds
 from domino_env.tools.render import render_image, render_text
 
@@ -181,9 +193,16 @@ ILLEGAL_REWARD = -1
 ENV_ID = "domino_rl/dominoes_v0"
 
 
-def env(**kwargs: Any) -> checked_env:
-    """The AEC env with what PettingZoo's usual wrappers check, done natively (``checked_env``)."""
-    return checked_env(**kwargs)
+def env(
+    opponents: Opponents = None, learners: str | Sequence[str] | None = None, **kwargs: Any
+) -> checked_env | OpponentsWrapper:
+    """The AEC env with what PettingZoo's usual wrappers check, done natively (``checked_env``); with
+    ``opponents``, wrapped so that they play every seat but the ``learners``' (``OpponentsWrapper``)."""
+    if opponents is None:
+        if learners is not None:
+            raise ValueError("learners= says which agents the opponents leave free: give opponents= too")
+        return checked_env(**kwargs)
+    return OpponentsWrapper(checked_env(**kwargs), opponents, "player_0" if learners is None else learners)
 
 
 class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):

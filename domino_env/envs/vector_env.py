@@ -1,11 +1,11 @@
 """``DominoVectorEnv``: many games as one Gymnasium ``VectorEnv``, stepped by the batched core.
 
 Sub-environment ``i`` is game ``i`` of a ``DominoCore``; the learner plays one
-seat in each and opponent policies the others, with the seats, rewards and
-episodes of ``DominoSoloEnv`` (``domino_env.envs.learner`` defines them for both). One
-``step`` plays every learner's action at once, then opponent round trips,
-each a single batched call per policy, until every game waits for its learner
-again. There is no Python loop over games.
+seat in each and opponents the others (policies or names, ``opponents="strong"``),
+with the seats, rewards and episodes of ``DominoSoloEnv`` (``domino_env.envs.learner``
+defines them for both). One ``step`` plays every learner's action at once, then
+opponent round trips, each a single batched call per policy, until every game waits
+for its learner again. There is no Python loop over games.
 
 **Autoreset: SAME_STEP** by default (``metadata["autoreset_mode"]``). The core starts a new
 round inside the step that ends one, so a sub-environment whose episode ends
@@ -43,7 +43,6 @@ these errors changes any game. Create it with::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -53,9 +52,8 @@ from gymnasium.vector.utils import batch_space
 
 from domino_env.engine.outcome import Episode
 from domino_env.engine.rules import Rules
-from domino_env.envs.learner import LearnerSeat, Reward
+from domino_env.envs.learner import LearnerSeat, Opponents, Reward
 from domino_env.envs.learner_batch import LearnerBatch, LearnerStep
-from domino_env.envs.policies import Policy
 from domino_env.envs.spaces import LegalActionsBatch, observation_space
 
 AUTORESET_MODES: dict[Any, AutoresetMode] = {
@@ -80,7 +78,7 @@ class DominoVectorEnv(VectorEnv):
         episode: Episode = "round",
         reward: Reward = "points",
         learner_seat: LearnerSeat = 0,
-        opponents: Policy | Sequence[Policy] | None = None,
+        opponents: Opponents = None,
         autoreset_mode: AutoresetMode | str = "same_step",
         **rule_overrides: Any,
     ) -> None:
