@@ -5,6 +5,7 @@
     domino-evaluate "policies=[my_model.zip,mypkg.policies:mine,strong,pimc]"  # an SB3 model, an import path
     python scripts/evaluate.py configs/arena/block.yaml policies=[strong,pimc] bots.pimc.samples=24
     python scripts/evaluate.py configs/arena/bots.yaml ray.workers=4   # the deals sharded over Ray tasks
+    domino-evaluate --benchmark block-2p my_model.zip               # the standard benchmark of a policy
 
 A policy is a bot's name, a shipped agent's name, a checkpoint file (``.pt``; a
 Stable-Baselines3 ``.zip`` with the ``sb3`` extra) or ``package.module:attribute``, a Python
@@ -27,6 +28,7 @@ from pathlib import Path
 from rich.console import Console
 
 from agents.arena import distributed
+from agents.arena.benchmark import run_command as run_benchmark
 from agents.arena.config import OutputConfig, load_config
 from agents.arena.report import print_result, progress_bars, save
 from agents.arena.tournament import ArenaInterrupted, ArenaResult, run_arena
@@ -40,10 +42,22 @@ DEFAULT_CONFIG = "bots"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("config", nargs="?", default=DEFAULT_CONFIG, help="YAML config file or shipped name")
+    parser.add_argument(
+        "config", nargs="?", help="YAML config file or shipped name (--benchmark: the policy)"
+    )
     parser.add_argument("overrides", nargs="*", help="key.sub=value overrides")
+    parser.add_argument(
+        "--benchmark",
+        metavar="SUITE",
+        help="the standard benchmark SUITE ('list': the suites) of the policy given (default: SUITE's agent)",
+    )
     args = parser.parse_args(argv)
-    config_path, overrides = args.config, args.overrides
+    if args.benchmark is not None:  # agents/arena/benchmark.py
+        policy, overrides = args.config, args.overrides
+        if policy is not None and "=" in policy:  # only overrides were given
+            policy, overrides = None, [policy, *overrides]
+        return run_benchmark(args.benchmark, policy, overrides, Console())
+    config_path, overrides = args.config or DEFAULT_CONFIG, args.overrides
     if "=" in config_path:  # only overrides were given
         config_path, overrides = DEFAULT_CONFIG, [config_path, *overrides]
     console = Console()
