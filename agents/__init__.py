@@ -18,6 +18,7 @@ EXPORTS = {
     "ArenaConfig": "agents.arena.config",
     "load_config": "agents.arena.config",
     "evaluate": "agents.arena.evaluation",
+    "benchmark": "agents.arena.benchmark",
     "ArenaResult": "agents.arena.result",
     "run_arena": "agents.arena.tournament",
     "PolicyError": "agents.bots.adapters",
