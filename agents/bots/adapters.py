@@ -40,6 +40,7 @@ import numpy as np
 from domino_env.engine.observation import observation_size
 from domino_env.engine.rules import Rules
 from domino_env.install import install_hint
+from domino_env.text import brief
 
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 """``package.module:attribute`` (the attribute may be dotted: ``module:Class.method``)."""
@@ -251,7 +252,7 @@ def single_action(name: str, answer: Any) -> int:
     value = np.asarray(answer)
     if value.size != 1 or not np.issubdtype(value.dtype, np.integer):
         raise PolicyError(
-            f"policy {name!r} must return one integer action per observation, got {_short(answer)}"
+            f"policy {name!r} must return one integer action per observation, got {brief(answer, 60)}"
         )
     return int(value.reshape(()))
 
@@ -367,8 +368,3 @@ def _is_bot(policy: Any) -> bool:
 def _describe(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

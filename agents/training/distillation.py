@@ -35,6 +35,7 @@ from agents.training.distill import (
     LabelRounds,
     collect_positions,
     distill_epochs,
+    file_digest,
     label_positions,
     load_labels,
     make_teacher,
@@ -194,7 +195,7 @@ def _file_digests(options: dict[str, Any]) -> dict[str, str]:
             path = checkpoint_path(value)
         except ValueError:
             continue  # not a file: the teacher's own check says what is wrong with it
-        digests[option] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        digests[option] = file_digest(path)[:16]
     return digests
 
 
